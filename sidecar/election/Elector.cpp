@@ -1,0 +1,472 @@
+#include "election/Elector.h"
+
+#include <algorithm>
+
+namespace leasehold::election {
+
+const char* toString(ElectorEvent::Kind k) {
+  switch (k) {
+    case ElectorEvent::Kind::kAcquired:
+      return "acquired";
+    case ElectorEvent::Kind::kRenewed:
+      return "renewed";
+    case ElectorEvent::Kind::kRenewFailed:
+      return "renewal failed";
+    case ElectorEvent::Kind::kSteppedDown:
+      return "stepped down";
+    case ElectorEvent::Kind::kNewLeaderObserved:
+      return "new leader observed";
+    case ElectorEvent::Kind::kReleased:
+      return "released";
+    case ElectorEvent::Kind::kObserved:
+      return "observed";
+  }
+  return "unknown";
+}
+
+namespace {
+constexpr std::size_t kMaxUnconfirmed = 8;
+}
+
+Elector::Elector(Clock& clock, LeaseStore& store, ElectorConfig config,
+                 std::function<double()> random01)
+    : clock_(clock),
+      store_(store),
+      config_(std::move(config)),
+      random01_(std::move(random01)),
+      wakeTimer_(clock.makeTimer([this] { step(); })),
+      deadlineTimer_(clock.makeTimer([this] { onDeadline(); })) {}
+
+Elector::~Elector() {
+  if (started_ && config_.followerMode == FollowerMode::kWatch) store_.watch(nullptr);
+}
+
+void Elector::start() {
+  if (started_) return;
+  started_ = true;
+  if (config_.followerMode == FollowerMode::kWatch) store_.watch(this);
+  step();
+}
+
+void Elector::stop(std::function<void()> done) {
+  if (stopped_ && !releasing_) {
+    if (done) done();
+    return;
+  }
+  stopped_ = true;
+  cooldownUntil_.reset();
+  beginRelease(std::move(done));
+}
+
+void Elector::releaseFor(Duration cooldown, std::function<void()> done) {
+  if (stopped_) {
+    if (done) done();
+    return;
+  }
+  cooldownUntil_ = clock_.now() + cooldown;
+  beginRelease(std::move(done));
+}
+
+bool Elector::isOwnRecord(const LeaseRecord& r) const {
+  return own_ && own_->record.resourceVersion == r.resourceVersion && r.heldBy(config_.identity);
+}
+
+bool Elector::leaderAt(MonoTime now) const {
+  return started_ && !stopped_ && !releasing_ && own_ && observed_ && isOwnRecord(*observed_) &&
+         now < own_->sentAt + config_.timings.renewDeadline;
+}
+
+Duration Elector::holderDuration(const LeaseRecord& r) const {
+  if (r.leaseDurationSeconds && *r.leaseDurationSeconds > 0) {
+    return std::chrono::seconds(*r.leaseDurationSeconds);
+  }
+  return config_.timings.leaseDuration;
+}
+
+Duration Elector::pollInterval() {
+  const auto p = config_.timings.retryPeriod;
+  const double extra = random01_() * config_.timings.jitter * static_cast<double>(p.count());
+  return p + Duration(static_cast<Duration::rep>(extra));
+}
+
+Leadership Elector::leadership() const {
+  const MonoTime now = clock_.now();
+  Leadership l;
+  l.identity = config_.identity.value;
+  if (observed_) {
+    l.holder = observed_->holderIdentity;
+    l.holderPod = observed_->holderPod;
+    l.holderAddress = observed_->holderAddress;
+    l.fencingToken = observed_->leaseTransitions;
+    l.acquireTime = observed_->acquireTime;
+    l.renewTime = observed_->renewTime;
+  }
+  if (leaderAt(now)) {
+    l.leader = true;
+    l.fencingToken = own_->record.leaseTransitions;
+    l.validUntilMono = own_->sentAt + config_.timings.renewDeadline;
+    l.validUntil = clock_.wallNow() +
+                   std::chrono::duration_cast<std::chrono::microseconds>(*l.validUntilMono - now);
+  }
+  return l;
+}
+
+void Elector::emit(ElectorEvent::Kind kind, std::string detail, Duration latency) {
+  if (!handler_) return;
+  ElectorEvent e{kind, observed_ ? observed_->holderIdentity : std::string(), std::nullopt,
+                 std::move(detail), latency};
+  if (own_ && (kind == ElectorEvent::Kind::kAcquired || kind == ElectorEvent::Kind::kRenewed)) {
+    e.token = own_->record.leaseTransitions;
+  } else if (observed_) {
+    e.token = observed_->leaseTransitions;
+  }
+  handler_(e);
+}
+
+void Elector::noteLeadershipChange(std::string detail) {
+  const bool leader = leaderAt(clock_.now());
+  if (leader == lastLeader_) return;
+  lastLeader_ = leader;
+  emit(leader ? ElectorEvent::Kind::kAcquired : ElectorEvent::Kind::kSteppedDown,
+       std::move(detail));
+}
+
+// ---- observations ------------------------------------------------------------------------
+
+void Elector::onLeaseObserved(const std::optional<LeaseRecord>& record) {
+  observe(record);
+  if (!releasing_) step();
+}
+
+void Elector::onWatchStateChanged(bool healthy) {
+  watchHealthy_ = healthy;
+  // Notifications may have been missed while the watch was down: read again soon.
+  if (!healthy) nextPollAt_ = clock_.now();
+  if (!releasing_) step();
+}
+
+void Elector::observe(const std::optional<LeaseRecord>& record) {
+  const MonoTime now = clock_.now();
+  if (!record) {
+    if (observedKnown_ && !observed_) return;
+    observedKnown_ = true;
+    observed_.reset();
+    observedAt_ = now;
+    own_.reset();
+    deadlineTimer_->disarm();
+    noteLeadershipChange("the Lease was deleted");
+    return;
+  }
+  if (observedKnown_ && observed_ && observed_->resourceVersion == record->resourceVersion) {
+    return;  // nothing moved: observedAt_ must not be reset
+  }
+  observedKnown_ = true;
+  observed_ = record;
+  observedAt_ = now;
+
+  if (!isOwnRecord(*record)) {
+    // Is it a write of ours whose answer we have not seen (in flight, or lost)? The earliest
+    // matching send time is the conservative start of its deadline.
+    auto match = unconfirmed_.end();
+    if (record->heldBy(config_.identity)) {
+      for (auto it = unconfirmed_.begin(); it != unconfirmed_.end(); ++it) {
+        if (it->record.sameSpec(*record)) {
+          match = it;
+          break;
+        }
+      }
+    }
+    if (match != unconfirmed_.end()) {
+      own_ = OwnTerm{*record, match->sentAt};
+      unconfirmed_.erase(unconfirmed_.begin(), match + 1);
+      deadlineTimer_->armAt(own_->sentAt + config_.timings.renewDeadline);
+    } else {
+      own_.reset();
+      deadlineTimer_->disarm();
+    }
+  }
+
+  if (record->holderIdentity != lastHolder_) {
+    lastHolder_ = record->holderIdentity;
+    if (!record->heldBy(config_.identity) || !isOwnRecord(*record)) {
+      emit(ElectorEvent::Kind::kNewLeaderObserved, record->holderIdentity.empty()
+                                                       ? "the lease was released"
+                                                       : "lease held by " + record->holderIdentity);
+    }
+  } else {
+    emit(ElectorEvent::Kind::kObserved, "resourceVersion " + record->resourceVersion.value);
+  }
+  noteLeadershipChange(record->holderIdentity.empty()
+                           ? "the lease was released"
+                           : "the lease is held by " + record->holderIdentity);
+}
+
+// ---- the loop ----------------------------------------------------------------------------
+
+void Elector::step() {
+  if (!started_ || stopped_ || releasing_ || inflight_) return;
+  const MonoTime now = clock_.now();
+  if (cooldownUntil_) {
+    if (now < *cooldownUntil_) {
+      wakeTimer_->armAt(*cooldownUntil_);
+      return;
+    }
+    cooldownUntil_.reset();
+    observedKnown_ = false;
+  }
+  if (now < retryNotBefore_) {
+    wakeTimer_->armAt(retryNotBefore_);
+    return;
+  }
+  if (!observedKnown_) return sendGet();
+  if (!observed_) return sendCreate();
+
+  const LeaseRecord& rec = *observed_;
+  if (leaderAt(now)) {
+    const MonoTime due = own_->sentAt + config_.timings.retryPeriod;
+    if (now < due) {
+      wakeTimer_->armAt(due);
+      return;
+    }
+    return sendWrite(false);
+  }
+  // Our own record whose deadline passed (we stepped down), or a released lease: CAS at once.
+  if (isOwnRecord(rec) || rec.holderIdentity.empty()) return sendWrite(true);
+
+  // Another holder, possibly our identity written by an earlier process.
+  const MonoTime expiry = observedAt_ + holderDuration(rec);
+  if (now >= expiry) return sendWrite(true);
+  const bool polling = config_.followerMode == FollowerMode::kPoll || !watchHealthy_;
+  if (!polling) {
+    wakeTimer_->armAt(expiry);
+    return;
+  }
+  if (now >= nextPollAt_) return sendGet();
+  MonoTime wake = nextPollAt_;
+  if (config_.followerMode == FollowerMode::kWatch) wake = std::min(wake, expiry);
+  wakeTimer_->armAt(wake);
+}
+
+void Elector::send(std::function<void(StoreCallback)> request,
+                   std::function<void(StoreResult)> then) {
+  inflight_ = true;
+  std::weak_ptr<char> alive = alive_;
+  request([this, alive, then = std::move(then)](StoreResult r) {
+    if (alive.expired()) return;
+    inflight_ = false;
+    then(std::move(r));
+  });
+}
+
+void Elector::sendGet() {
+  send([this](StoreCallback cb) { store_.get(std::move(cb)); },
+       [this](StoreResult r) {
+         switch (r.status) {
+           case StoreStatus::kOk:
+             observe(r.record);
+             break;
+           case StoreStatus::kNotFound:
+             observe(std::nullopt);
+             break;
+           default:
+             backOff(r);
+             break;
+         }
+         nextPollAt_ = clock_.now() + pollInterval();
+         noteLeadershipChange("read the lease");
+         if (releasing_) return sendRelease(1);
+         step();
+       });
+}
+
+void Elector::sendCreate() {
+  const WallTime wall = clock_.wallNow();
+  LeaseRecord rec;
+  rec.holderIdentity = config_.identity.value;
+  rec.leaseDurationSeconds = static_cast<std::int32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(config_.timings.leaseDuration).count());
+  rec.acquireTime = wall;
+  rec.renewTime = wall;
+  rec.leaseTransitions = 0;
+  SentWrite sent{rec, clock_.now(), true};
+  unconfirmed_.push_back(sent);
+  if (unconfirmed_.size() > kMaxUnconfirmed) unconfirmed_.pop_front();
+  send([this, rec](StoreCallback cb) { store_.create(rec, std::move(cb)); },
+       [this, sent](StoreResult r) { onWriteResult(sent, std::move(r)); });
+}
+
+void Elector::sendWrite(bool acquisition) {
+  const WallTime wall = clock_.wallNow();
+  LeaseRecord rec = *observed_;  // keeps resourceVersion (the CAS condition) and the opaque rest
+  rec.holderIdentity = config_.identity.value;
+  rec.leaseDurationSeconds = static_cast<std::int32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(config_.timings.leaseDuration).count());
+  rec.renewTime = wall;
+  if (acquisition) {
+    rec.acquireTime = wall;
+    rec.leaseTransitions = observed_->leaseTransitions + 1;
+  }
+  SentWrite sent{rec, clock_.now(), acquisition};
+  unconfirmed_.push_back(sent);
+  if (unconfirmed_.size() > kMaxUnconfirmed) unconfirmed_.pop_front();
+  send([this, rec](StoreCallback cb) { store_.update(rec, std::move(cb)); },
+       [this, sent](StoreResult r) { onWriteResult(sent, std::move(r)); });
+}
+
+void Elector::onWriteResult(const SentWrite& sent, StoreResult r) {
+  const MonoTime now = clock_.now();
+  const bool wasLeader = lastLeader_;
+  auto forget = [&] {
+    auto it = std::find_if(unconfirmed_.begin(), unconfirmed_.end(), [&](const SentWrite& w) {
+      return w.sentAt == sent.sentAt && w.record.sameSpec(sent.record);
+    });
+    if (it != unconfirmed_.end()) unconfirmed_.erase(it);
+  };
+  const char* what = sent.acquisition ? "acquisition" : "renewal";
+  switch (r.status) {
+    case StoreStatus::kOk:
+      forget();
+      confirm(*r.record, sent.sentAt, sent.acquisition, now - sent.sentAt);
+      break;
+    case StoreStatus::kConflict:
+    case StoreStatus::kAlreadyExists:
+      // Somebody else moved (or a lost write of ours landed): claim nothing until re-read.
+      forget();
+      own_.reset();
+      deadlineTimer_->disarm();
+      observedKnown_ = false;
+      if (wasLeader) emit(ElectorEvent::Kind::kRenewFailed, std::string(what) + ": conflict");
+      noteLeadershipChange(std::string(what) + " conflicted: the lease moved");
+      break;
+    case StoreStatus::kNotFound:
+      forget();
+      observe(std::nullopt);
+      break;
+    case StoreStatus::kTransient:
+      // Maybe applied: keep it in unconfirmed_ so a later read can recognise it.
+      if (wasLeader) emit(ElectorEvent::Kind::kRenewFailed, std::string(what) + ": " + r.message);
+      backOff(r);
+      break;
+    case StoreStatus::kFatal:
+      forget();
+      if (wasLeader) emit(ElectorEvent::Kind::kRenewFailed, std::string(what) + ": " + r.message);
+      backOff(r);
+      break;
+  }
+  if (releasing_) return sendRelease(2);
+  step();
+}
+
+void Elector::confirm(const LeaseRecord& record, MonoTime sentAt, bool acquisition,
+                      Duration latency) {
+  const MonoTime now = clock_.now();
+  const bool wasLeader = lastLeader_;
+  if (!observed_ || observed_->resourceVersion != record.resourceVersion) observedAt_ = now;
+  observedKnown_ = true;
+  observed_ = record;
+  own_ = OwnTerm{record, sentAt};
+  lastHolder_ = record.holderIdentity;
+  // Entries sent before this one can no longer land: their CAS condition is gone.
+  while (!unconfirmed_.empty() && unconfirmed_.front().sentAt <= sentAt)
+    unconfirmed_.pop_front();
+  deadlineTimer_->armAt(sentAt + config_.timings.renewDeadline);
+  const bool leader = leaderAt(now);
+  if (leader && !wasLeader) {
+    lastLeader_ = true;
+    emit(ElectorEvent::Kind::kAcquired,
+         acquisition ? "acquired the lease" : "renewal confirmed after a gap", latency);
+  } else if (leader) {
+    emit(ElectorEvent::Kind::kRenewed, "renewed", latency);
+  } else {
+    noteLeadershipChange("write confirmed after its renew deadline");
+  }
+}
+
+void Elector::backOff(const StoreResult& r) {
+  const Duration wait = r.retryAfter ? *r.retryAfter : config_.timings.retryPeriod;
+  retryNotBefore_ = clock_.now() + wait;
+}
+
+void Elector::onDeadline() {
+  noteLeadershipChange("renew deadline (" + formatDuration(config_.timings.renewDeadline) +
+                       ") passed without a confirmed renewal");
+  step();
+}
+
+// ---- release -----------------------------------------------------------------------------
+
+void Elector::beginRelease(std::function<void()> done) {
+  const bool already = releasing_;
+  releasing_ = true;
+  if (done) {
+    auto previous = std::move(releaseDone_);
+    releaseDone_ = [previous = std::move(previous), done = std::move(done)] {
+      if (previous) previous();
+      done();
+    };
+  }
+  wakeTimer_->disarm();
+  // Stop claiming first: whoever asks from now on hears leader=false.
+  noteLeadershipChange("releasing the lease");
+  if (already || inflight_) return;  // the in-flight request's handler continues the release
+  sendRelease(2);
+}
+
+void Elector::sendRelease(int attemptsLeft) {
+  const bool ours = own_ && observed_ && isOwnRecord(*observed_);
+  if (!ours) {
+    // A write of ours may have landed unseen: read once before concluding there is nothing.
+    if (!unconfirmed_.empty() && attemptsLeft > 0) {
+      observedKnown_ = false;
+      return send([this](StoreCallback cb) { store_.get(std::move(cb)); },
+                  [this, attemptsLeft](StoreResult r) {
+                    if (r.status == StoreStatus::kOk) observe(r.record);
+                    if (r.status == StoreStatus::kNotFound) observe(std::nullopt);
+                    unconfirmed_.clear();
+                    sendRelease(attemptsLeft - 1);
+                  });
+    }
+    return finishRelease();
+  }
+  const WallTime wall = clock_.wallNow();
+  LeaseRecord rec = *observed_;
+  rec.holderIdentity.clear();
+  rec.leaseDurationSeconds = 1;
+  rec.acquireTime = wall;
+  rec.renewTime = wall;
+  send([this, rec](StoreCallback cb) { store_.update(rec, std::move(cb)); },
+       [this, attemptsLeft](StoreResult r) {
+         if (r.status == StoreStatus::kOk) {
+           own_.reset();
+           deadlineTimer_->disarm();
+           observe(r.record);
+           emit(ElectorEvent::Kind::kReleased, "released the lease");
+           return finishRelease();
+         }
+         if (r.status == StoreStatus::kConflict && attemptsLeft > 1) {
+           return send([this](StoreCallback cb) { store_.get(std::move(cb)); },
+                       [this, attemptsLeft](StoreResult g) {
+                         if (g.status == StoreStatus::kOk) observe(g.record);
+                         sendRelease(attemptsLeft - 1);
+                       });
+         }
+         finishRelease();
+       });
+}
+
+void Elector::finishRelease() {
+  releasing_ = false;
+  unconfirmed_.clear();
+  own_.reset();
+  deadlineTimer_->disarm();
+  auto done = std::move(releaseDone_);
+  releaseDone_ = nullptr;
+  if (stopped_) {
+    if (config_.followerMode == FollowerMode::kWatch) store_.watch(nullptr);
+  } else {
+    step();
+  }
+  if (done) done();
+}
+
+}  // namespace leasehold::election

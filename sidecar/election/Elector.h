@@ -1,0 +1,143 @@
+#pragma once
+// The leader-election algorithm of design.md section 2, with no I/O of its own: the Lease is
+// reached through LeaseStore and time through Clock, so every race replays in a unit test.
+//
+// Safety rests on three rules:
+//  - leadership is computed when asked: leader iff the last write this process got confirmed
+//    names it as holder and now < (when that write was *sent*) + R;
+//  - others take over only at (when *they* observed the last change) + D, on their own clock;
+//  - every write is a compare-and-swap on resourceVersion.
+// Since the write was sent before anyone could observe it, and R < D, terms never overlap.
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "election/Clock.h"
+#include "election/ElectionTimings.h"
+#include "election/Leadership.h"
+#include "election/LeaseStore.h"
+
+namespace leasehold::election {
+
+enum class FollowerMode {
+  kWatch,  // follow change notifications and wake at the instant the lease can expire
+  kPoll,   // client-go's behaviour: GET every P with jitter, no watch, no expiry timer
+};
+
+struct ElectorEvent {
+  enum class Kind {
+    kAcquired,           // became leader (new term, new fencing token)
+    kRenewed,            // renewal confirmed
+    kRenewFailed,        // a renewal attempt failed (still leader until the deadline)
+    kSteppedDown,        // stopped claiming: deadline passed, lease lost, or released
+    kNewLeaderObserved,  // another holder (or none) observed
+    kReleased,           // the release write was confirmed
+    kObserved,           // any other change of the observed record
+  };
+  Kind kind;
+  std::string holder;
+  std::optional<std::int64_t> token;
+  std::string detail;  // why, for the log
+  Duration latency{};  // kRenewed/kAcquired: request round trip
+};
+
+const char* toString(ElectorEvent::Kind k);
+
+struct ElectorConfig {
+  Identity identity;
+  ElectionTimings timings;
+  FollowerMode followerMode = FollowerMode::kWatch;
+};
+
+class Elector : private LeaseObserver {
+ public:
+  // random01 returns uniform values in [0, 1) for jitter; injected for reproducible tests.
+  Elector(Clock& clock, LeaseStore& store, ElectorConfig config, std::function<double()> random01);
+  ~Elector() override;
+  Elector(const Elector&) = delete;
+  Elector& operator=(const Elector&) = delete;
+
+  void start();
+  // Stops claiming at once, releases the lease if this process holds it, and stops competing.
+  // done runs when the release is confirmed or there was nothing to release or it failed.
+  void stop(std::function<void()> done);
+  // Like stop(), but competes again once cooldown has passed.
+  void releaseFor(Duration cooldown, std::function<void()> done);
+
+  Leadership leadership() const;
+  bool isLeader() const { return leadership().leader; }
+  void setEventHandler(std::function<void(const ElectorEvent&)> handler) {
+    handler_ = std::move(handler);
+  }
+  const ElectorConfig& config() const { return config_; }
+
+ private:
+  struct SentWrite {
+    LeaseRecord record;  // as sent (resourceVersion = the one it was conditional on)
+    MonoTime sentAt;
+    bool acquisition;
+  };
+  struct OwnTerm {
+    LeaseRecord record;  // as confirmed by the store
+    MonoTime sentAt;     // when the write that produced it was sent
+  };
+
+  void onLeaseObserved(const std::optional<LeaseRecord>& record) override;
+  void onWatchStateChanged(bool healthy) override;
+
+  void step();
+  void observe(const std::optional<LeaseRecord>& record);
+  void send(std::function<void(StoreCallback)> request, std::function<void(StoreResult)> then);
+  void sendGet();
+  void sendCreate();
+  void sendWrite(bool acquisition);
+  void onWriteResult(const SentWrite& sent, StoreResult result);
+  void confirm(const LeaseRecord& record, MonoTime sentAt, bool acquisition, Duration latency);
+  void backOff(const StoreResult& result);
+  void beginRelease(std::function<void()> done);
+  void sendRelease(int attemptsLeft);
+  void finishRelease();
+  void onDeadline();
+
+  bool leaderAt(MonoTime now) const;
+  bool isOwnRecord(const LeaseRecord& r) const;
+  Duration holderDuration(const LeaseRecord& r) const;
+  Duration pollInterval();
+  void emit(ElectorEvent::Kind kind, std::string detail, Duration latency = {});
+  void noteLeadershipChange(std::string detail);
+
+  Clock& clock_;
+  LeaseStore& store_;
+  ElectorConfig config_;
+  std::function<double()> random01_;
+  std::function<void(const ElectorEvent&)> handler_;
+  std::unique_ptr<Timer> wakeTimer_;
+  std::unique_ptr<Timer> deadlineTimer_;
+  // Guards callbacks that may arrive after destruction.
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+
+  bool started_ = false;
+  bool stopped_ = false;    // stop(): no more competing
+  bool releasing_ = false;  // a release is pending or in flight: never claim
+  bool inflight_ = false;
+  bool watchHealthy_ = false;
+  std::function<void()> releaseDone_;
+
+  bool observedKnown_ = false;  // have we read the lease at least once
+  std::optional<LeaseRecord> observed_;
+  MonoTime observedAt_{};
+  std::optional<OwnTerm> own_;
+  // Writes whose outcome is not known yet (in flight, or answered with a transient error: the
+  // store may have applied them). A record read back that matches one is ours, confirmed as of
+  // that write's send time, which is still a safe start for the deadline.
+  std::deque<SentWrite> unconfirmed_;
+  MonoTime retryNotBefore_{};
+  MonoTime nextPollAt_{};
+  std::optional<MonoTime> cooldownUntil_;
+  std::string lastHolder_;
+  bool lastLeader_ = false;
+};
+
+}  // namespace leasehold::election

@@ -1,0 +1,46 @@
+#include "election/Time.h"
+
+#include <time.h>
+
+#include <cstdio>
+
+namespace leasehold::election {
+
+BootClock::time_point BootClock::now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
+
+std::string formatDuration(Duration d) {
+  using namespace std::chrono;
+  const auto ms = duration_cast<milliseconds>(d).count();
+  char buf[64];
+  if (ms % 60000 == 0 && ms != 0) {
+    std::snprintf(buf, sizeof buf, "%lldm", static_cast<long long>(ms / 60000));
+  } else if (ms % 1000 == 0) {
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
+  } else if (ms >= 1000) {
+    std::snprintf(buf, sizeof buf, "%gs", static_cast<double>(ms) / 1000.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
+  }
+  return buf;
+}
+
+std::string formatMicroTime(WallTime t) {
+  using namespace std::chrono;
+  const auto days = floor<std::chrono::days>(t);
+  const year_month_day ymd{days};
+  const hh_mm_ss hms{t - days};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<long long>(hms.hours().count()),
+                static_cast<long long>(hms.minutes().count()),
+                static_cast<long long>(hms.seconds().count()),
+                static_cast<long long>(hms.subseconds().count()));
+  return buf;
+}
+
+}  // namespace leasehold::election

@@ -1,0 +1,366 @@
+// Elector behaviour on a fake clock and the in-memory Lease: every case is replayed exactly.
+#include "ElectorFixture.h"
+
+namespace leasehold::election::testing {
+namespace {
+
+using Kind = ElectorEvent::Kind;
+
+class ElectorTest : public ElectorFixture {};
+
+TEST_F(ElectorTest, FirstAcquisitionCreatesTheLeaseWithTokenZero) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+
+  ASSERT_TRUE(backend.current());
+  EXPECT_EQ(stored().holderIdentity, "a");
+  EXPECT_EQ(stored().leaseTransitions, 0);
+  EXPECT_EQ(stored().leaseDurationSeconds, 15);
+  EXPECT_EQ(stored().acquireTime, clock.wallNow());
+  const auto l = a->now();
+  EXPECT_TRUE(l.leader);
+  EXPECT_EQ(l.fencingToken, 0);
+  EXPECT_EQ(l.holder, "a");
+  EXPECT_EQ(l.validUntilMono, clock.now() + 10s);
+  EXPECT_EQ(l.validUntil, clock.wallNow() + 10s);
+  EXPECT_TRUE(a->saw(Kind::kAcquired));
+}
+
+TEST_F(ElectorTest, RenewalEveryRetryPeriodKeepsTokenAndAcquireTime) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  const auto acquired = stored();
+
+  clock.advance(2s);
+  EXPECT_EQ(stored().leaseTransitions, acquired.leaseTransitions);
+  EXPECT_EQ(stored().acquireTime, acquired.acquireTime);
+  EXPECT_EQ(stored().renewTime, clock.wallNow());
+  EXPECT_NE(stored().resourceVersion, acquired.resourceVersion);
+  EXPECT_EQ(a->now().validUntilMono, clock.now() + 10s);
+
+  const int before = a->store->counters().total();
+  clock.advance(60s);
+  // One PUT per period and nothing else: the leader never reads before renewing.
+  EXPECT_EQ(a->store->counters().total() - before, 30);
+  EXPECT_EQ(a->store->counters().get, 1);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().fencingToken, 0);
+}
+
+struct TakeoverCase {
+  const char* name;
+  std::string holder;  // "self" = our own identity, written by an earlier process
+  std::int32_t holderDurationSeconds;
+  bool ancientRenewTime;
+  Duration takeoverAfter;
+};
+
+class TakeoverTest : public ElectorFixture, public ::testing::WithParamInterface<TakeoverCase> {};
+
+TEST_P(TakeoverTest, TakesOverExactlyWhenTheObservedLeaseExpires) {
+  const auto& c = GetParam();
+  const std::string holder = c.holder == "self" ? "me" : c.holder;
+  seed(holder, 7, c.holderDurationSeconds,
+       c.ancientRenewTime
+           ? std::optional<WallTime>(std::chrono::sys_days(std::chrono::year(2000) / 1 / 1))
+           : std::nullopt);
+  const auto seeded = stored();
+  auto me = replica("me");
+  me->elector->start();
+  clock.runDue();  // the first read: observedAt = now
+
+  if (c.takeoverAfter > Duration::zero()) {
+    clock.advance(c.takeoverAfter - 1ms);
+    EXPECT_FALSE(me->now().leader);
+    EXPECT_EQ(stored().resourceVersion, seeded.resourceVersion) << "took over early";
+    EXPECT_EQ(me->now().holder, holder);
+    clock.advance(1ms);
+  }
+  EXPECT_TRUE(me->now().leader);
+  EXPECT_EQ(stored().holderIdentity, "me");
+  EXPECT_EQ(stored().leaseTransitions, 8);
+  EXPECT_EQ(me->now().fencingToken, 8);
+  EXPECT_EQ(stored().acquireTime, clock.wallNow());
+  EXPECT_EQ(stored().leaseDurationSeconds, 15);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TakeoverTest,
+    ::testing::Values(
+        TakeoverCase{"OtherHolder", "other", 15, false, 15s},
+        // Wall clocks are never trusted: an ancient renewTime does not shorten the wait.
+        TakeoverCase{"AncientRenewTime", "other", 15, true, 15s},
+        // The holder's own leaseDurationSeconds counts, not our flag.
+        TakeoverCase{"LongerHolderDuration", "other", 60, false, 60s},
+        TakeoverCase{"ShorterHolderDuration", "other", 5, false, 5s},
+        TakeoverCase{"ReleasedLeaseIsTakenAtOnce", "", 1, false, 0s},
+        // Our name, but not this process's write (a restart): another holder.
+        TakeoverCase{"OwnIdentityFromEarlierProcess", "self", 15, false, 15s}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(ElectorTest, EveryChangeRestartsTheWaitFromOurOwnObservation) {
+  seed("other", 1);
+  auto me = replica("me");
+  me->elector->start();
+  clock.runDue();
+  clock.advance(14s);
+  seed("other", 1);  // a renewal by the holder (new resourceVersion), seen through the watch
+  clock.runDue();
+  clock.advance(14s);
+  EXPECT_FALSE(me->now().leader);
+  EXPECT_EQ(stored().holderIdentity, "other");
+  clock.advance(1s);
+  EXPECT_TRUE(me->now().leader);
+}
+
+TEST_F(ElectorTest, FollowerWaitsOnATimerInsteadOfPolling) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  auto b = replica("b");
+  b->elector->start();
+  clock.advance(120s);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_FALSE(b->now().leader);
+  EXPECT_EQ(b->store->counters().total(), 1) << "a follower with a healthy watch only reads once";
+}
+
+TEST_F(ElectorTest, PollModeFollowerReadsEveryJitteredPeriod) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  auto b = replica("b", FollowerMode::kPoll);  // random01 = 0.5: every 2s + 0.5*1.2*2s = 3.2s
+  b->elector->start();
+  clock.runDue();
+  clock.advance(32s);
+  EXPECT_EQ(b->store->counters().get, 11);
+  EXPECT_EQ(b->store->counters().update, 0);
+}
+
+TEST_F(ElectorTest, BrokenWatchFallsBackToPolling) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  auto b = replica("b");
+  b->elector->start();
+  clock.runDue();
+  b->store->setWatchHealthy(false);
+  clock.advance(32s);
+  EXPECT_GE(b->store->counters().get, 10);
+  b->store->setWatchHealthy(true);
+  clock.runDue();
+  const int gets = b->store->counters().get;
+  clock.advance(32s);
+  EXPECT_EQ(b->store->counters().get, gets);
+}
+
+TEST_F(ElectorTest, ConflictLeadsToReReadAndNoFalseLeadership) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  a->store->setLatency(100ms);
+  // Somebody writes behind a's back and a misses the notification.
+  a->store->setWatchHealthy(false);
+  clock.runDue();
+  seed("intruder", 3);
+  clock.advance(1900ms);  // a's renewal is sent at +2s after acquiring
+  ASSERT_TRUE(a->now().leader);
+  clock.advance(300ms);  // the PUT reached the store and its 409 came back
+  EXPECT_FALSE(a->now().leader) << "a conflict must drop the claim before the re-read answers";
+  EXPECT_TRUE(a->saw(Kind::kRenewFailed));
+  clock.advance(200ms);  // the re-read answered
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_EQ(a->now().holder, "intruder");
+  EXPECT_EQ(stored().holderIdentity, "intruder");
+}
+
+TEST_F(ElectorTest, LostResponseNeverExtendsLeadershipPastLastConfirmedWrite) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  a->store->setWatchHealthy(false);  // so a cannot learn of the applied write from a notification
+  clock.runDue();
+  const MonoTime confirmedSend = clock.now();
+  a->store->loseNextResponses(1);
+  clock.advance(2s);  // renewal sent and applied, answer lost
+  EXPECT_EQ(stored().renewTime, clock.wallNow()) << "the store applied the write";
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().validUntilMono, confirmedSend + 10s);
+  a->store->setPartitioned(true);  // and nothing gets through after it
+  clock.advance(8s - 1ns);
+  EXPECT_TRUE(a->now().leader);
+  clock.advance(1ns);
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_TRUE(a->saw(Kind::kSteppedDown));
+}
+
+TEST_F(ElectorTest, LostWriteIsRecognisedOnReadAsOfItsSendTime) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  a->store->setWatchHealthy(false);
+  clock.runDue();
+  a->store->loseNextResponses(1);
+  clock.advance(2s);
+  const MonoTime lostSend = clock.now();
+  // Next renewal conflicts (the lost write moved the resourceVersion), the re-read finds the
+  // lost write: leadership continues, measured from when the lost write was sent.
+  clock.advance(2s);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(stored().holderIdentity, "a");
+  EXPECT_EQ(a->now().fencingToken, 0);
+  EXPECT_GE(a->now().validUntilMono, lostSend + 10s);
+}
+
+TEST_F(ElectorTest, StepsDownExactlyAtTheRenewDeadlineAndKeepsCompeting) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  const MonoTime sent = clock.now();
+  a->store->setPartitioned(true);
+  clock.advance(10s - 1ns);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_FALSE(a->saw(Kind::kSteppedDown));
+  clock.advance(1ns);
+  EXPECT_EQ(clock.now(), sent + 10s);
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_TRUE(a->saw(Kind::kSteppedDown));
+  // The API comes back: nobody else took the lease, so a takes it again in a new term (once
+  // the request still in flight has timed out: 5 s).
+  a->store->setPartitioned(false);
+  clock.advance(7s);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().fencingToken, 1);
+}
+
+TEST_F(ElectorTest, PausedProcessAnswersNotLeaderOnItsFirstQuery) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  ASSERT_TRUE(a->now().leader);
+  clock.jump(45s);  // 3 x D with no callback run: SIGSTOP, a GC pause, a frozen VM
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_FALSE(a->now().validUntil);
+}
+
+TEST_F(ElectorTest, ReleaseWritesExactlyTheReleaseRecord) {
+  seed("other", 4, 15);
+  auto a = replica("a");
+  a->elector->start();
+  clock.advance(15s);
+  ASSERT_TRUE(a->now().leader);
+  clock.advance(3s);
+  const auto before = stored();
+  a->store->setLatency(50ms);
+  bool done = false;
+  a->elector->stop([&] { done = true; });
+  EXPECT_FALSE(a->now().leader) << "stop claiming before the release is even sent";
+  EXPECT_FALSE(done);
+  clock.advance(100ms);
+  EXPECT_TRUE(done);
+  const auto r = stored();
+  EXPECT_EQ(r.holderIdentity, "");
+  EXPECT_EQ(r.leaseDurationSeconds, 1);
+  EXPECT_EQ(r.leaseTransitions, before.leaseTransitions);
+  EXPECT_EQ(r.renewTime, clock.wallNow() - 100ms);
+  EXPECT_EQ(r.acquireTime, r.renewTime);
+  EXPECT_TRUE(a->saw(Kind::kReleased));
+  const int writes = a->store->counters().total();
+  clock.advance(60s);
+  EXPECT_EQ(a->store->counters().total(), writes) << "a stopped elector stays quiet";
+}
+
+TEST_F(ElectorTest, ReleaseHandsOverAtOnceThroughTheWatch) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  auto b = replica("b");
+  b->elector->start();
+  clock.advance(5s);
+  a->elector->stop(nullptr);
+  clock.runDue();
+  EXPECT_TRUE(b->now().leader);
+  EXPECT_EQ(b->now().fencingToken, 1);
+}
+
+TEST_F(ElectorTest, StopWithoutLeadershipWritesNothing) {
+  seed("other", 2);
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  const auto rv = stored().resourceVersion;
+  bool done = false;
+  a->elector->stop([&] { done = true; });
+  clock.runDue();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(stored().resourceVersion, rv);
+}
+
+TEST_F(ElectorTest, ReleaseForCooldownDoesNotCompeteUntilItEnds) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  a->elector->releaseFor(30s, nullptr);
+  clock.runDue();
+  EXPECT_EQ(stored().holderIdentity, "");
+  clock.advance(29s);
+  EXPECT_EQ(stored().holderIdentity, "");
+  EXPECT_FALSE(a->now().leader);
+  clock.advance(2s);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().fencingToken, 1);
+}
+
+TEST_F(ElectorTest, TransientErrorsHonourRetryAfter) {
+  auto a = replica("a");
+  a->store->failNext(1, StoreStatus::kTransient, 7s);
+  a->elector->start();
+  clock.runDue();
+  EXPECT_FALSE(backend.current());
+  clock.advance(7s - 1ms);
+  EXPECT_FALSE(backend.current());
+  clock.advance(1ms);
+  EXPECT_TRUE(a->now().leader);
+}
+
+TEST_F(ElectorTest, DeletedLeaseIsCreatedAgain) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  auto b = replica("b");
+  b->elector->start();
+  clock.runDue();
+  backend.remove();
+  clock.runDue();
+  EXPECT_NE(a->now().leader, b->now().leader) << "exactly one recreated it";
+  ASSERT_TRUE(backend.current());
+  // Deleting the Lease resets the fencing token: the README warns about it.
+  EXPECT_EQ(stored().leaseTransitions, 0);
+}
+
+TEST_F(ElectorTest, ForeignWriteSeenThroughTheWatchEndsLeadershipAtOnce) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  seed("usurper", 9);
+  clock.runDue();
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_EQ(a->now().holder, "usurper");
+  EXPECT_TRUE(a->saw(Kind::kSteppedDown));
+  EXPECT_TRUE(a->saw(Kind::kNewLeaderObserved));
+}
+
+TEST_F(ElectorTest, RejectedWriteIsRetriedAndNeverClaimed) {
+  auto a = replica("a");
+  a->store->failNext(3, StoreStatus::kFatal);
+  a->elector->start();
+  clock.advance(5s);
+  EXPECT_FALSE(a->now().leader);
+  clock.advance(5s);
+  EXPECT_TRUE(a->now().leader);
+}
+
+}  // namespace
+}  // namespace leasehold::election::testing
