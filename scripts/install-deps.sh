@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, testing and the demo need. Idempotent; run as
+# root (or with sudo) on Debian bookworm. Everything comes from Debian's archive: no downloads.
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake ninja-build g++ pkg-config
+  libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  googletest libgtest-dev libgmock-dev
+  clang-format
+  # tests, demo, benchmarks
+  openssl ca-certificates curl python3 procps iproute2
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+$SUDO apt-get update -qq
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} packages already installed"
+fi
+
+# kubectl is not in Debian bookworm's archive; the machines this project runs on ship it.
+# The kubectl checks in the test suite need it and say so clearly when it is missing.
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "install-deps: warning: kubectl not found; the kubectl integration checks will fail" >&2
+fi
