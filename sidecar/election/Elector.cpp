@@ -89,6 +89,11 @@ Duration Elector::pollInterval() {
   return p + Duration(static_cast<Duration::rep>(extra));
 }
 
+std::optional<Duration> Elector::holdingWithoutRenewalFor() const {
+  if (!own_ || !observed_ || !isOwnRecord(*observed_) || stopped_) return std::nullopt;
+  return clock_.now() - own_->sentAt;
+}
+
 Leadership Elector::leadership() const {
   const MonoTime now = clock_.now();
   Leadership l;

@@ -68,6 +68,10 @@ class Elector : private LeaseObserver {
 
   Leadership leadership() const;
   bool isLeader() const { return leadership().leader; }
+  // How long since the last confirmed write of a record that still names this process as
+  // holder; nullopt when the lease is not ours. The health probe's input: a holder that cannot
+  // renew blocks everybody until the lease expires.
+  std::optional<Duration> holdingWithoutRenewalFor() const;
   void setEventHandler(std::function<void(const ElectorEvent&)> handler) {
     handler_ = std::move(handler);
   }

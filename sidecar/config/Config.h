@@ -1,0 +1,45 @@
+#pragma once
+// The sidecar's effective configuration after flags, environment, file and defaults have been
+// merged and validated (see ConfigLoader). Holds no secrets: credentials live in the kubeconfig
+// or the service-account files and are read by kube/RestConfigLoader.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/ListenAddress.h"
+#include "election/ElectionTimings.h"
+
+namespace leasehold::config {
+
+enum class LogFormat { Text, Json };
+enum class LogLevel { Debug, Info, Warn, Error };
+enum class FollowerMode { Watch, Poll };
+
+std::string_view toString(LogFormat format);
+std::string_view toString(LogLevel level);
+std::string_view toString(FollowerMode mode);
+
+struct Config {
+  std::string leaseName;  // required; DNS-1123 subdomain
+  // Unset: main resolves POD_NAMESPACE, the service-account namespace file, the kubeconfig
+  // context's namespace, then "default".
+  std::optional<std::string> leaseNamespace;
+  std::string identity;  // default: $POD_NAME (else hostname) + "_" + 8 random hex digits
+  election::ElectionTimings timings;  // --lease-duration, --renew-deadline, --retry-period
+  // After releasing the lease (graceful shutdown of a leader) how long this identity stays away
+  // from it; default: the lease duration.
+  election::Duration releaseCooldown = std::chrono::seconds(15);
+  std::optional<std::string> kubeconfig;
+  std::optional<std::string> context;
+  ListenAddress httpAddress{"127.0.0.1", 4040};
+  ListenAddress probeAddress{"0.0.0.0", 9102};
+  std::string statusFile;                 // empty: no status file
+  std::string podLabel;                   // empty: do not label the pod
+  std::optional<std::string> configFile;  // the YAML file that was read, if any
+  LogFormat logFormat = LogFormat::Text;
+  LogLevel logLevel = LogLevel::Info;
+  FollowerMode followerMode = FollowerMode::Watch;
+  bool printConfig = false;  // print the effective configuration and exit
+};
+
+}  // namespace leasehold::config

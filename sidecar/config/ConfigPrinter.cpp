@@ -1,0 +1,49 @@
+#include "config/ConfigPrinter.h"
+
+#include <yaml-cpp/yaml.h>
+
+namespace leasehold::config {
+
+namespace {
+
+void optionalValue(YAML::Emitter& out, const char* key, const std::optional<std::string>& value) {
+  out << YAML::Key << key << YAML::Value;
+  if (value) {
+    out << *value;
+  } else {
+    out << YAML::Null;
+  }
+}
+
+}  // namespace
+
+std::string ConfigPrinter::print(const Config& config) {
+  // Config holds no credentials (they stay in the kubeconfig and service-account files), so
+  // nothing here needs redacting; a field that ever carries a secret must print "<redacted>".
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "leaseName" << YAML::Value << config.leaseName;
+  optionalValue(out, "leaseNamespace", config.leaseNamespace);
+  out << YAML::Key << "identity" << YAML::Value << config.identity;
+  out << YAML::Key << "leaseDuration" << YAML::Value
+      << election::formatDuration(config.timings.leaseDuration);
+  out << YAML::Key << "renewDeadline" << YAML::Value
+      << election::formatDuration(config.timings.renewDeadline);
+  out << YAML::Key << "retryPeriod" << YAML::Value
+      << election::formatDuration(config.timings.retryPeriod);
+  out << YAML::Key << "releaseCooldown" << YAML::Value
+      << election::formatDuration(config.releaseCooldown);
+  optionalValue(out, "kubeconfig", config.kubeconfig);
+  optionalValue(out, "context", config.context);
+  out << YAML::Key << "httpAddress" << YAML::Value << config.httpAddress.toString();
+  out << YAML::Key << "probeAddress" << YAML::Value << config.probeAddress.toString();
+  out << YAML::Key << "statusFile" << YAML::Value << YAML::DoubleQuoted << config.statusFile;
+  out << YAML::Key << "podLabel" << YAML::Value << YAML::DoubleQuoted << config.podLabel;
+  out << YAML::Key << "followerMode" << YAML::Value << std::string(toString(config.followerMode));
+  out << YAML::Key << "logFormat" << YAML::Value << std::string(toString(config.logFormat));
+  out << YAML::Key << "logLevel" << YAML::Value << std::string(toString(config.logLevel));
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace leasehold::config

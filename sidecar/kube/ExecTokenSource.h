@@ -1,0 +1,43 @@
+#pragma once
+// Credentials from a client-go exec plugin, cached until the expirationTimestamp the plugin gave
+// or until invalidate() (a 401). Running the plugin blocks (see ExecCredentialPlugin); a failed
+// run is not retried for kRetryAfterFailure so a broken plugin is not started on every request.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "election/Time.h"
+#include "kube/ExecCredentialPlugin.h"
+#include "kube/TokenSource.h"
+
+namespace leasehold::kube {
+
+class ExecTokenSource : public TokenSource {
+ public:
+  // Wall time, because the plugin's expiry is a wall-clock timestamp.
+  using WallClock = std::function<election::WallTime()>;
+
+  static constexpr election::Duration kRetryAfterFailure = std::chrono::seconds(5);
+
+  // An empty `clock` means defaultWallClock.
+  explicit ExecTokenSource(ExecCredentialPlugin plugin, WallClock clock = defaultWallClock);
+
+  // Runs the plugin when there is no valid cached credential. When the run fails: no token and
+  // a warning with the reason (the previous credential has expired or was rejected, so sending
+  // it would only earn another 401).
+  TokenResult token() override;
+  void invalidate() override { cached_.reset(); }
+  std::string describe() const override { return plugin_.describe(); }
+
+  static election::WallTime defaultWallClock();
+
+ private:
+  ExecCredentialPlugin plugin_;
+  WallClock clock_;
+  std::optional<ExecCredential> cached_;
+  std::shared_ptr<const ClientCertificate> certificate_;
+  std::optional<election::WallTime> lastFailure_;
+};
+
+}  // namespace leasehold::kube

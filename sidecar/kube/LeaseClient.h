@@ -1,0 +1,54 @@
+#pragma once
+// election::LeaseStore on a real API server: GET/POST/PUT of one Lease, compare-and-swap on
+// metadata.resourceVersion, every write starting from the object last read (unknown fields,
+// labels and annotations survive), and change notifications from LeaseWatch.
+#include <chrono>
+#include <memory>
+
+#include "election/Clock.h"
+#include "election/LeaseStore.h"
+#include "kube/ApiClient.h"
+#include "kube/LeaseCodec.h"
+
+namespace leasehold::kube {
+
+class LeaseWatch;
+
+struct LeaseClientOptions {
+  std::chrono::milliseconds requestDeadline{5000};
+  // Watches end after this many seconds (the server closes them cleanly) and are resumed from
+  // the last resourceVersion; randomised per watch between it and twice it, like client-go.
+  int watchTimeoutSeconds = 300;
+};
+
+class LeaseClient : public election::LeaseStore {
+ public:
+  LeaseClient(ApiClient& api, election::Clock& clock, LeaseTarget target,
+              LeaseClientOptions options, std::function<double()> random01);
+  ~LeaseClient() override;
+
+  void get(election::StoreCallback done) override;
+  void create(const election::LeaseRecord& record, election::StoreCallback done) override;
+  void update(const election::LeaseRecord& record, election::StoreCallback done) override;
+  void watch(election::LeaseObserver* observer) override;
+
+  const LeaseTarget& target() const { return target_; }
+  std::string collectionPath() const;
+  std::string objectPath() const;
+
+  // Maps an answer onto the election's outcomes (exposed for tests).
+  static election::StoreResult classify(const ApiResponse& r, bool isCreate);
+
+ private:
+  void decodeInto(ApiResponse r, bool isCreate, election::StoreCallback done);
+
+  ApiClient& api_;
+  election::Clock& clock_;
+  LeaseTarget target_;
+  LeaseClientOptions options_;
+  std::function<double()> random01_;
+  std::unique_ptr<LeaseWatch> watch_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::kube

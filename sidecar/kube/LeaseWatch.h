@@ -1,0 +1,58 @@
+#pragma once
+// Change notifications for one Lease: LIST with the metadata.name field selector, then WATCH
+// from the list's resourceVersion; resumes from the last resourceVersion seen when the server
+// ends the watch (timeoutSeconds), re-lists on 410 Expired (an ERROR event or a plain 410), and
+// tells the observer the watch is unhealthy (so it polls) while it is denied or broken.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "election/Clock.h"
+#include "election/LeaseStore.h"
+#include "kube/ApiClient.h"
+#include "net/LineSplitter.h"
+
+namespace leasehold::kube {
+
+class LeaseClient;
+struct LeaseClientOptions;
+
+class LeaseWatch {
+ public:
+  LeaseWatch(ApiClient& api, election::Clock& clock, const LeaseClient& lease,
+             election::LeaseObserver& observer, const LeaseClientOptions& options,
+             std::function<double()> random01);
+  ~LeaseWatch();
+
+  void start();
+  // Why the watch last failed, for logs ("" if it never did).
+  const std::string& lastError() const { return lastError_; }
+
+ private:
+  void list();
+  void watchFrom(const std::string& resourceVersion);
+  void onLine(std::string_view line);
+  void retryLater(const std::string& why, bool relist);
+  void setHealthy(bool healthy);
+
+  ApiClient& api_;
+  election::Clock& clock_;
+  const LeaseClient& lease_;
+  election::LeaseObserver& observer_;
+  int timeoutSeconds_;
+  std::chrono::milliseconds deadline_;
+  std::function<double()> random01_;
+  std::unique_ptr<election::Timer> retryTimer_;
+  std::shared_ptr<net::HttpsClient::StreamHandle> stream_;
+  net::LineSplitter splitter_;
+  std::string resourceVersion_;
+  std::string lastError_;
+  bool relistNext_ = true;
+  bool healthy_ = false;
+  bool reportedOnce_ = false;
+  std::chrono::milliseconds backoff_{500};
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::kube

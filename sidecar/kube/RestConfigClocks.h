@@ -1,0 +1,14 @@
+#pragma once
+// The clocks token sources read, injectable so tests can move time by hand.
+#include "kube/ExecTokenSource.h"
+#include "kube/FileTokenSource.h"
+
+namespace leasehold::kube {
+
+// Leaving one empty means the production clock.
+struct RestConfigClocks {
+  FileTokenSource::MonoClock monotonic = election::BootClock::now;
+  ExecTokenSource::WallClock wall = ExecTokenSource::defaultWallClock;
+};
+
+}  // namespace leasehold::kube

@@ -1,0 +1,136 @@
+#include "log/Logger.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace leasehold::log {
+namespace {
+
+void appendJsonString(std::string& out, std::string_view s) {
+  out += '"';
+  for (const unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+bool needsQuotes(std::string_view s) {
+  if (s.empty()) return true;
+  for (const char c : s) {
+    if (c == ' ' || c == '"' || c == '=' || c == '\n' || c == '\t') return true;
+  }
+  return false;
+}
+
+std::string nowTimestamp() {
+  using namespace std::chrono;
+  const auto now = time_point_cast<microseconds>(system_clock::now());
+  const auto days = floor<std::chrono::days>(now);
+  const year_month_day ymd{days};
+  const hh_mm_ss hms{now - days};
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<long long>(hms.hours().count()),
+                static_cast<long long>(hms.minutes().count()),
+                static_cast<long long>(hms.seconds().count()),
+                static_cast<long long>(hms.subseconds().count()));
+  return buf;
+}
+
+}  // namespace
+
+const char* toString(Level l) {
+  switch (l) {
+    case Level::kDebug:
+      return "debug";
+    case Level::kInfo:
+      return "info";
+    case Level::kWarn:
+      return "warn";
+    case Level::kError:
+      return "error";
+  }
+  return "info";
+}
+
+std::string Logger::format(Level level, std::string_view msg, const Fields& fields,
+                           std::string_view ts) const {
+  std::string out;
+  out.reserve(128 + msg.size());
+  if (format_ == Format::kJson) {
+    out += "{\"ts\":";
+    appendJsonString(out, ts);
+    out += ",\"level\":";
+    appendJsonString(out, toString(level));
+    out += ",\"msg\":";
+    appendJsonString(out, msg);
+    for (const auto& [k, v] : fields) {
+      out += ',';
+      appendJsonString(out, k);
+      out += ':';
+      appendJsonString(out, v);
+    }
+    out += '}';
+    return out;
+  }
+  out += ts;
+  out += ' ';
+  out += toString(level);
+  out += ' ';
+  out += msg;
+  for (const auto& [k, v] : fields) {
+    out += ' ';
+    out += k;
+    out += '=';
+    if (needsQuotes(v)) {
+      appendJsonString(out, v);
+    } else {
+      out += v;
+    }
+  }
+  return out;
+}
+
+void Logger::log(Level level, std::string_view msg, const Fields& fields) const {
+  if (!enabled(level)) return;
+  std::string line = format(level, msg, fields, nowTimestamp());
+  line += '\n';
+  // One write per line keeps lines whole when several processes share a terminal or pipe.
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace leasehold::log
