@@ -1,0 +1,391 @@
+"""Real processes for integration tests: the test API server over TLS and several sidecars.
+
+Python standard library only. Every process started here is killed when the Env closes, also on
+failure. Timings are scaled (D=2s, R=1.5s, P=0.3s by default) so scenarios take seconds.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+D, R, P = 2.0, 1.5, 0.3
+TIMINGS = ["--lease-duration", "2s", "--renew-deadline", "1500ms", "--retry-period", "300ms"]
+
+
+def log(*args):
+    print(f"[{time.strftime('%H:%M:%S')}]", *args, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path, timeout=1.0):
+    """(status, body) or (0, error) when nothing answered."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    except OSError as e:
+        return 0, str(e)
+    finally:
+        conn.close()
+
+
+def http_request(port, method, path, body=None, timeout=2.0, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        data = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+        conn.request(method, path, body=data, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def wait_for(what, fn, timeout, interval=0.02):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Sidecar:
+    def __init__(self, env, name, extra_args=(), user=None, kubeconfig=None, env_vars=None,
+                 lease="demo"):
+        self.env = env
+        self.name = name
+        self.port = free_port()
+        self.probe_port = free_port()
+        self.log_path = env.dir / f"{name}.log"
+        self.kubeconfig = kubeconfig or env.kubeconfig_for(user or name)
+        self.args = [env.sidecar_bin, "--lease-name", lease, "--lease-namespace", "default",
+                     "--identity", name, "--kubeconfig", str(self.kubeconfig),
+                     "--http-address", f"127.0.0.1:{self.port}",
+                     "--probe-address", f"127.0.0.1:{self.probe_port}",
+                     "--log-format", "json", *TIMINGS, *extra_args]
+        self.env_vars = dict(os.environ, POD_NAME=name, POD_IP="127.0.0.1", **(env_vars or {}))
+        self.proc = None
+
+    def start(self):
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.args, stdout=self.logf, stderr=subprocess.STDOUT,
+                                     env=self.env_vars)
+        self.env.processes.append(self.proc)
+        wait_for(f"{self.name} to serve /leader", lambda: self.status() is not None, 10)
+        return self
+
+    def status(self):
+        code, body = http_get(self.port, "/leader", timeout=0.5)
+        if code != 200:
+            return None
+        return json.loads(body)
+
+    def leader(self):
+        s = self.status()
+        return bool(s and s["leader"])
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=10):
+        return self.proc.wait(timeout=timeout)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def logs(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_lines(self):
+        out = []
+        for line in self.logs().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                out.append({"raw": line})
+        return out
+
+
+class Observer:
+    """Samples every sidecar's /leader every ~10 ms in a thread and keeps claim intervals.
+
+    A claim is an answer leader=true with validUntil V, sampled at local time t: the sidecar
+    asserts leadership over [t, V] (wall clock; all processes share this machine's clock). Two
+    claims by different sidecars must never overlap: we check the claimed intervals, not only
+    coincident samples, so a gap between samples cannot hide a double claim.
+    """
+
+    def __init__(self, sidecars, interval=0.01):
+        self.sidecars = list(sidecars)
+        self.interval = interval
+        self.samples = []  # (wall time, name, status dict or None or {"exited": rc})
+        self.exited = set()
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        self.thread.join()
+
+    def add(self, sidecar):
+        self.sidecars = self.sidecars + [sidecar]
+
+    def run(self):
+        while not self.stop_event.is_set():
+            for s in self.sidecars:
+                if not s.alive():
+                    if s.proc is not None and s.name not in self.exited:
+                        self.exited.add(s.name)
+                        self.samples.append((time.time(), s.name, {"exited": s.proc.returncode}))
+                    continue
+                t = time.time()
+                st = s.status()
+                self.samples.append((t, s.name, st))
+            time.sleep(self.interval)
+
+    @staticmethod
+    def _epoch(text):
+        from datetime import datetime, timezone
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=timezone.utc).timestamp()
+
+    def terms(self):
+        """Each sidecar's terms: [start, end, name, token].
+
+        start: the term's acquireTime (written by the holder when it sent the acquisition: its
+        claim cannot begin earlier) or the first sample, whichever is earlier. end: the largest
+        validUntil it answered, unless it later answered leader=false explicitly (a release):
+        then its last leader=true sample, which is before it stopped claiming.
+        """
+        terms = []
+        current = {}
+        for t, name, st in sorted(self.samples, key=lambda x: x[0]):
+            term = current.get(name)
+            if st and st.get("leader"):
+                token = st["fencingToken"]
+                vu = self._epoch(st["validUntil"])
+                if term and term[3] == token:
+                    term[1] = max(term[1], vu)
+                    term[4] = t
+                    continue
+                start = min(t, self._epoch(st["acquireTime"])) if st.get("acquireTime") else t
+                term = [start, vu, name, token, t]
+                current[name] = term
+                terms.append(term)
+            elif st is not None and "exited" in st and term:
+                # A clean exit released first (it stopped claiming after its last true answer);
+                # a killed process claims nothing once dead.
+                term[1] = min(term[1], term[4] if st["exited"] == 0 else t)
+                current.pop(name)
+            elif st is not None and term:
+                term[1] = min(term[1], term[4])  # answered false: it stopped before now
+                current.pop(name)
+        return [x[:4] for x in sorted(terms)]
+
+    def check_safety(self):
+        """No two sidecars claim at the same instant; tokens go up with each new holder."""
+        terms = self.terms()
+        for i, b in enumerate(terms):
+            for a in terms[:i]:
+                if a[2] == b[2]:
+                    continue
+                check(b[0] >= a[1] - 0.001,  # validUntil is rounded to the microsecond
+                      f"claims overlap: {a[2]} (token {a[3]}) claimed until {a[1]:.3f} but "
+                      f"{b[2]} (token {b[3]}) from {b[0]:.3f}")
+                check(b[3] > a[3], f"token did not go up: {a[2]}={a[3]} then {b[2]}={b[3]}")
+        return terms
+
+    def leaders_now(self):
+        return [s for s in self.sidecars if s.alive() and s.leader()]
+
+
+class Env:
+    """A temp dir with a CA, a server certificate, tokens, the test API server and sidecars."""
+
+    def __init__(self, sidecar_bin, apiserver_bin, server_args=()):
+        self.sidecar_bin = str(sidecar_bin)
+        self.apiserver_bin = str(apiserver_bin)
+        self.server_args = list(server_args)
+        self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-it-")
+        self.dir = Path(self.tmp.name)
+        self.processes = []
+        self.sidecars = []
+        self.tokens = {}  # user -> token
+        self.server = None
+
+    def __enter__(self):
+        self.make_certs()
+        self.add_user("admin", admin=True)
+        self.start_server()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        for p in self.processes:
+            if p.poll() is None:
+                try:
+                    p.send_signal(signal.SIGCONT)
+                    p.kill()
+                except OSError:
+                    pass
+        for p in self.processes:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if exc_type is not None:
+            self.dump_logs()
+        self.tmp.cleanup()
+
+    def dump_logs(self):
+        for f in sorted(self.dir.glob("*.log")):
+            text = f.read_text(errors="replace").splitlines()
+            print(f"----- {f.name} (last 40 lines) -----")
+            for line in text[-40:]:
+                print(line)
+
+    def openssl(self, *args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    def make_certs(self):
+        d = self.dir
+        self.openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                     "/CN=leasehold-it-ca", "-keyout", d / "ca.key", "-out", d / "ca.crt")
+        self.openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=apiserver",
+                     "-keyout", d / "server.key", "-out", d / "server.csr")
+        (d / "server.ext").write_text(
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+            "extendedKeyUsage=serverAuth\n")
+        self.openssl("x509", "-req", "-in", d / "server.csr", "-CA", d / "ca.crt", "-CAkey",
+                     d / "ca.key", "-CAcreateserial", "-days", "2", "-extfile",
+                     d / "server.ext", "-out", d / "server.crt")
+
+    def add_user(self, user, admin=True, token=None):
+        """Each sidecar gets its own user, so faults and counters can target one of them."""
+        token = token or f"{user}-{os.urandom(8).hex()}"
+        self.tokens[user] = token
+        self.write_tokens()
+        return token
+
+    def write_tokens(self):
+        lines = []
+        for user, token in self.tokens.items():
+            full = user if user == "admin" else f"system:serviceaccount:default:{user}"
+            groups = "system:masters" if user in self.admins() else ""
+            lines.append(f"{token},{full},,{groups}")
+        path = self.dir / "tokens.csv"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("\n".join(lines) + "\n")
+        tmp.replace(path)
+        if self.server is not None:
+            self.control("POST", "/tokens/reload")
+
+    def admins(self):
+        return set(self.tokens) - getattr(self, "restricted", set())
+
+    def start_server(self):
+        self.server_log = open(self.dir / "apiserver.log", "ab")
+        args = [self.apiserver_bin, "--port", "0", "--control-port", "0",
+                "--tls-cert", str(self.dir / "server.crt"), "--tls-key",
+                str(self.dir / "server.key"), "--token-file", str(self.dir / "tokens.csv"),
+                *self.server_args]
+        self.server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.server_log)
+        self.processes.append(self.server)
+        first = self.server.stdout.readline().decode()
+        check(first, "the test API server printed nothing")
+        ports = json.loads(first)
+        self.port, self.control_port = ports["port"], ports["controlPort"]
+        self.url = f"https://127.0.0.1:{self.port}"
+
+    def control(self, method, path, body=None):
+        code, text = http_request(self.control_port, method, path, body)
+        check(code == 200, f"control {method} {path}: {code} {text}")
+        return json.loads(text) if text else None
+
+    def client_name(self, sidecar_name):
+        return f"system:serviceaccount:default:{sidecar_name}"
+
+    def kubeconfig_for(self, user, token_file=None):
+        token = self.tokens.get(user) or self.add_user(user)
+        path = self.dir / f"{user}.kubeconfig"
+        auth = f"    tokenFile: {token_file}\n" if token_file else f"    token: {token}\n"
+        path.write_text(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n"
+            f"    server: {self.url}\n    certificate-authority: {self.dir / 'ca.crt'}\n"
+            f"users:\n- name: {user}\n  user:\n{auth}"
+            f"contexts:\n- name: test\n  context:\n    cluster: test\n    user: {user}\n"
+            "    namespace: default\ncurrent-context: test\n")
+        return path
+
+    def sidecar(self, name, **kw):
+        s = Sidecar(self, name, **kw)
+        self.sidecars.append(s)
+        return s
+
+    def start_sidecars(self, n, **kw):
+        out = [self.sidecar(f"replica-{i}", **kw) for i in range(n)]
+        for s in out:
+            s.start()
+        return out
+
+    def kubectl(self, *args, check_rc=True):
+        cfg = self.kubeconfig_for("admin")
+        r = subprocess.run(["kubectl", "--kubeconfig", str(cfg), "--cache-dir",
+                            str(self.dir / "kubecache"), *args], capture_output=True, text=True,
+                           timeout=30)
+        if check_rc:
+            check(r.returncode == 0, f"kubectl {' '.join(args)} failed: {r.stderr}")
+        return r.stdout
+
+    def lease(self, name="demo"):
+        out = self.kubectl("get", "lease", name, "-o", "json", "-n", "default")
+        return json.loads(out)
+
+    def counters(self):
+        return self.control("GET", "/counters")
+
+
+def the_leader(sidecars, timeout):
+    """Waits until exactly one live sidecar says leader and every live one names it as holder."""
+    def one():
+        live = [s for s in sidecars if s.alive()]
+        states = [(s, s.status()) for s in live]
+        leaders = [s for s, st in states if st and st["leader"]]
+        if len(leaders) != 1:
+            return None
+        holder = leaders[0].name
+        if all(st and st["holder"] == holder for _, st in states):
+            return leaders[0]
+        return None
+    return wait_for("one leader that everybody agrees on", one, timeout)

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Integration scenarios: real sidecar processes against the test API server over TLS.
+
+    scenarios.py --sidecar BIN --apiserver BIN SCENARIO...   (or `all`, or --list)
+
+Timings are scaled: D=2s, R=1.5s, P=0.3s. Each scenario prints what it measured.
+"""
+import argparse
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import harness
+from harness import D, P, R, Env, Observer, check, log, the_leader, wait_for
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def start(env, n=3, **kw):
+    sidecars = env.start_sidecars(n, **kw)
+    t0 = time.monotonic()
+    leader = the_leader(sidecars, timeout=D + P + 3)
+    log(f"leader {leader.name} after {time.monotonic() - t0:.2f}s")
+    return sidecars, leader
+
+
+@scenario
+def election(env):
+    """3 sidecars: one leader that all agree on; kubectl shows it; the API load is low."""
+    sidecars, leader = start(env)
+    st = leader.status()
+    check(st["fencingToken"] == 0, f"first term has token 0, got {st}")
+    check(st["name"] == leader.name and st["holderAddress"] == "127.0.0.1",
+          f"name/holderAddress from the holder's annotations: {st}")
+    check("validUntil" in st, "validUntil while leader")
+    for s in sidecars:
+        if s is not leader:
+            other = s.status()
+            check(not other["leader"] and "validUntil" not in other, f"{s.name}: {other}")
+    out = env.kubectl("get", "leases", "-n", "default")
+    log("kubectl get leases:\n" + out)
+    check("HOLDER" in out and leader.name in out, "kubectl get leases shows the holder")
+    lease = env.lease()
+    check(lease["spec"]["holderIdentity"] == leader.name, f"lease: {lease['spec']}")
+    check(lease["metadata"]["annotations"]["leasehold.io/holder-pod"] == leader.name,
+          "holder-pod annotation")
+    yaml_out = env.kubectl("get", "lease", "demo", "-o", "yaml", "-n", "default")
+    check(f"holderIdentity: {leader.name}" in yaml_out, "kubectl -o yaml shows the holder")
+    # API load over 10 s of steady state, from the server's own counters.
+    env.control("POST", "/counters/reset")
+    time.sleep(10)
+    counters = env.counters()
+    per_minute = {c: {v: n * 6 for v, n in verbs.items()} for c, verbs in counters.items()}
+    log("requests per minute per client (scaled P=0.3s):", json.dumps(per_minute))
+    followers = [env.client_name(s.name) for s in sidecars if s is not leader]
+    for f in followers:
+        writes = sum(n for v, n in counters.get(f, {}).items() if v in ("get", "update", "list"))
+        check(writes <= 1, f"follower {f} should be quiet (watch + expiry timer), did {writes}")
+    lead = counters.get(env.client_name(leader.name), {})
+    check(20 <= lead.get("update", 0) <= 40, f"leader renews every P: {lead}")
+
+
+@scenario
+def kill9(env):
+    """kill -9 of the leader: another takes over after D with a higher token."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        time.sleep(1)
+        t0 = time.monotonic()
+        leader.signal(signal.SIGKILL)
+        new = the_leader([s for s in sidecars if s is not leader], timeout=D + P + 3)
+        took = time.monotonic() - t0
+        log(f"kill -9 failover: {took:.3f}s (D={D}s)")
+        check(new.status()["fencingToken"] > token, "token went up")
+        # The last renewal came up to P before the kill: takeover at >= last renewal + D.
+        check(took >= D - P - 0.05, f"nobody may take over before D: {took:.3f}s")
+        time.sleep(0.5)
+    terms = obs.check_safety()
+    log(f"{len(obs.samples)} samples, terms: {[(t[2], t[3]) for t in terms]}")
+
+
+@scenario
+def sigterm(env):
+    """SIGTERM: the leader stops claiming, releases, exits 0; another takes over at once."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        leader.signal(signal.SIGTERM)
+        rc = leader.wait(timeout=10)
+        check(rc == 0, f"exit code {rc}")
+        new = the_leader([s for s in sidecars if s is not leader], timeout=3)
+        took = time.monotonic() - t0
+        log(f"SIGTERM handover: {took * 1000:.0f} ms")
+        check(took < 1.0, f"handover through the watch should be immediate, took {took:.3f}s")
+        check(new.status()["fencingToken"] == token + 1, "token went up by one")
+        time.sleep(0.3)
+    obs.check_safety()
+    lines = [l.get("msg") for l in leader.log_lines()]
+    check("released the lease" in lines, f"release logged: {lines[-5:]}")
+
+
+@scenario
+def sigstop(env):
+    """A paused leader answers leader=false the moment it wakes; claims never overlap."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        time.sleep(0.5)
+        leader.signal(signal.SIGSTOP)
+        others = [s for s in sidecars if s is not leader]
+        new = the_leader(others, timeout=D + P + 3)
+        time.sleep(2 * D - 1)
+        leader.signal(signal.SIGCONT)
+        first = wait_for("the woken leader to answer", leader.status, 5, interval=0.001)
+        check(not first["leader"], f"first answer after SIGCONT must be leader=false: {first}")
+        time.sleep(1)
+        check(not leader.leader() and new.leader(), "the old leader rejoined as a follower")
+        check(new.status()["fencingToken"] > token, "token went up")
+    terms = obs.check_safety()
+    log(f"terms: {[(t[2], t[3]) for t in terms]}")
+
+
+@scenario
+def partition(env):
+    """A partitioned leader steps down by R; another takes over only after D."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        time.sleep(0.5)
+        t0 = time.time()
+        env.control("POST", f"/partition?client={env.client_name(leader.name)}")
+        wait_for("the partitioned leader to step down", lambda: not leader.leader(), R + 1)
+        stepped = time.time() - t0
+        log(f"partitioned leader stopped claiming after {stepped:.3f}s (R={R}s)")
+        check(stepped <= R + 0.1, f"must stop claiming within R of its last renewal: {stepped}")
+        others = [s for s in sidecars if s is not leader]
+        new = the_leader(others, timeout=D + P + 3)
+        took = time.time() - t0
+        log(f"takeover after {took:.3f}s")
+        check(took >= D - P - 0.1, "nobody may take over before D after the last renewal")
+        env.control("DELETE", f"/partition?client={env.client_name(leader.name)}")
+        time.sleep(2)
+        check(not leader.leader() and new.leader(), "the healed replica follows")
+    obs.check_safety()
+
+
+@scenario
+def faults(env):
+    """5xx, 429, malformed bodies, dropped connections and conflicts: no crash, still safe."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        for fault in ({"action": "error", "status": 500, "count": 5},
+                      {"action": "429", "retryAfter": 1, "count": 3},
+                      {"action": "malformed", "count": 4},
+                      {"action": "drop", "count": 4},
+                      {"action": "error", "status": 503, "probability": 0.3, "count": 10}):
+            f = env.control("POST", "/faults", fault)
+
+            def consumed():
+                left = [x for x in env.control("GET", "/faults") if x["id"] == f["id"]]
+                return not left or left[0]["count"] == 0
+            if "probability" in fault:
+                time.sleep(3)
+            else:
+                wait_for(f"fault {fault} to hit the sidecars", consumed, 20, interval=0.1)
+            time.sleep(0.5)
+        # Someone else edits the Lease (a label): the leader's next renewal conflicts.
+        env.kubectl("label", "lease", "demo", "-n", "default", "edited=yes", "--overwrite")
+        time.sleep(1)
+        env.control("DELETE", "/faults")
+        the_leader(sidecars, timeout=D + P + 3)
+    for s in sidecars:
+        check(s.alive(), f"{s.name} crashed: {s.logs()[-2000:]}")
+    obs.check_safety()
+    failed = sum(1 for s in sidecars for l in s.log_lines() if l.get("msg") == "renewal failed")
+    check(failed > 0, "the faults reached the leader's renewals")
+    check(env.lease()["metadata"]["labels"].get("edited") == "yes",
+          "the sidecar's writes keep labels it does not own")
+
+
+@scenario
+def token_rotation(env):
+    """A token file rotated under the sidecar: re-read after the 401, no interruption."""
+    token_file = env.dir / "rotating.token"
+    token_file.write_text(env.add_user("rotator") + "\n")
+    kubeconfig = env.kubeconfig_for("rotator", token_file=token_file)
+    s = env.sidecar("rotator", kubeconfig=kubeconfig).start()
+    leader = the_leader([s], timeout=D + P + 3)
+    with Observer([leader]) as obs:
+        new_token = f"rotated-{time.time_ns()}"
+        token_file.write_text(new_token + "\n")
+        env.tokens["rotator"] = new_token  # the old token stops working now
+        env.write_tokens()
+        time.sleep(3)
+    check(leader.leader(), "still leader after the rotation")
+    answers = [st for _, _, st in obs.samples if st is not None]
+    check(answers and all(st["leader"] for st in answers),
+          "leadership was never interrupted by the rotation")
+    logs = leader.logs()
+    check(new_token not in logs, "the token never reaches the log")
+
+
+@scenario
+def bad_input(env):
+    """Bad flags, config or kubeconfig: exit non-zero with a message naming the problem."""
+    bad_yaml = env.dir / "bad.yaml"
+    bad_yaml.write_text("leaseName: x\nleaseDuraton: 15s\n")
+    broken_kubeconfig = env.dir / "broken.kubeconfig"
+    broken_kubeconfig.write_text("clusters: [\n")
+    cases = [
+        (["--lease-name", "x", "--bogus"], "--bogus"),
+        (["--lease-name", "x", "--lease-duration", "fast"], "--lease-duration"),
+        (["--lease-name", "x", "--lease-duration", "5s"], "--renew-deadline"),
+        (["--lease-name", "Bad_Name"], "--lease-name"),
+        (["--config", str(bad_yaml)], "leaseDuraton"),
+        (["--lease-name", "x", "--kubeconfig", str(env.dir / "missing")], "missing"),
+        (["--lease-name", "x", "--kubeconfig", str(broken_kubeconfig)], "broken.kubeconfig"),
+        (["--lease-name", "x", "--kubeconfig", str(env.kubeconfig_for("admin")),
+          "--http-address", "nonsense"], "--http-address"),
+    ]
+    for args, needle in cases:
+        r = subprocess.run([env.sidecar_bin, *args], capture_output=True, text=True, timeout=10)
+        check(r.returncode != 0, f"{args}: exit 0")
+        check(needle in r.stderr, f"{args}: message should name {needle!r}: {r.stderr!r}")
+        log(f"{' '.join(args)} -> {r.returncode}: {r.stderr.strip().splitlines()[0]}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sidecar", required=True)
+    ap.add_argument("--apiserver", required=True)
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(SCENARIOS))
+        return 0
+    names = list(SCENARIOS) if args.names in ([], ["all"]) else args.names
+    failed = []
+    for name in names:
+        log(f"=== {name}: {SCENARIOS[name].__doc__.strip().splitlines()[0]}")
+        t0 = time.monotonic()
+        try:
+            with Env(args.sidecar, args.apiserver) as env:
+                SCENARIOS[name](env)
+            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
+        except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
+            log(f"FAIL {name}: {type(e).__name__}: {e}")
+            failed.append(name)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
