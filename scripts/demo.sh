@@ -22,7 +22,9 @@ fi
 tmp=$(mktemp -d /tmp/leasehold-demo.XXXXXX)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -9 "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    { kill -9 "$p" && wait "$p"; } 2>/dev/null || true
+  done
   APISERVER_BIN="$build/tests/apiserver/leasehold-test-apiserver" tests/apiserver/start.sh down "$tmp" || true
   rm -rf "$tmp"
 }
@@ -31,6 +33,7 @@ trap cleanup EXIT
 export APISERVER_NAMESPACE=demo
 eval "$(APISERVER_BIN="$build/tests/apiserver/leasehold-test-apiserver" tests/apiserver/start.sh up "$tmp" \
   --pod demo/web-0=10.0.0.10 --pod demo/web-1=10.0.0.11 --pod demo/web-2=10.0.0.12)"
+export KUBECONFIG
 echo "== test API server at $APISERVER_URL (TLS, bearer tokens); kubectl uses $KUBECONFIG"
 
 declare -A port pid
@@ -61,8 +64,9 @@ try:
 except ValueError:
     print(f"  {name:6} (no answer)"); sys.exit()
 mark = "LEADER" if s["leader"] else "follower"
-until = f"  validUntil={s[\"validUntil\"][11:23]}" if s["leader"] else ""
-print(f"  {name:6} {mark:8} holder={s[\"holder\"]:<16} fencingToken={s[\"fencingToken\"]}{until}")
+holder, token = s["holder"], s["fencingToken"]
+until = "  validUntil=" + s["validUntil"][11:23] if s["leader"] else ""
+print(f"  {name:6} {mark:8} holder={holder:<16} fencingToken={token}{until}")
 ' "$name"
   done
 }
@@ -83,15 +87,18 @@ status
 
 first=$(leader)
 echo; echo "== kill -9 $first (no release: the others must wait for the lease to expire)"
-kill -9 "${pid[$first]}"
+{ kill -9 "${pid[$first]}" && wait "${pid[$first]}"; } 2>/dev/null || true
 start=$(date +%s%N)
-for _ in $(seq 1 14); do
-  sleep 0.5
+second=""
+for _ in $(seq 1 30); do
+  sleep 0.4
   elapsed=$(( ($(date +%s%N) - start) / 100000000 ))
   echo "  t=+$((elapsed / 10)).$((elapsed % 10))s"
   status | grep -v "(stopped)"
+  second=$(leader)
+  if [ -n "$second" ]; then break; fi
 done
-second=$(leader)
+echo "  -> $second took over after the lease duration (3s) with a higher fencing token"
 echo; echo "== kubectl get lease demo -n demo -o custom-columns=HOLDER:.spec.holderIdentity,TRANSITIONS:.spec.leaseTransitions"
 kubectl get lease demo -n demo -o custom-columns=HOLDER:.spec.holderIdentity,TRANSITIONS:.spec.leaseTransitions
 
