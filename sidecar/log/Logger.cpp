@@ -1,5 +1,7 @@
 #include "log/Logger.h"
 
+#include "election/Time.h"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -49,19 +51,8 @@ bool needsQuotes(std::string_view s) {
 }
 
 std::string nowTimestamp() {
-  using namespace std::chrono;
-  const auto now = time_point_cast<microseconds>(system_clock::now());
-  const auto days = floor<std::chrono::days>(now);
-  const year_month_day ymd{days};
-  const hh_mm_ss hms{now - days};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
-                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), static_cast<long long>(hms.hours().count()),
-                static_cast<long long>(hms.minutes().count()),
-                static_cast<long long>(hms.seconds().count()),
-                static_cast<long long>(hms.subseconds().count()));
-  return buf;
+  return election::formatMicroTime(
+      std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()));
 }
 
 }  // namespace
