@@ -11,6 +11,11 @@ packages=(
   clang-format
   # tests, demo, benchmarks
   openssl ca-certificates curl python3 procps iproute2
+  wrk  # tests/load/run (not in CI)
+  # promtool, which checks /metrics in the integration tests
+  prometheus
+  # tests/deploy: chart/manifest checks, the fenced-writer examples on SQLite and PostgreSQL
+  yamllint shellcheck python3-yaml python3-jsonschema sqlite3 postgresql
 )
 
 SUDO=""

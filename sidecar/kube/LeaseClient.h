@@ -3,7 +3,9 @@
 // metadata.resourceVersion, every write starting from the object last read (unknown fields,
 // labels and annotations survive), and change notifications from LeaseWatch.
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "election/Clock.h"
 #include "election/LeaseStore.h"
@@ -19,6 +21,8 @@ struct LeaseClientOptions {
   // Watches end after this many seconds (the server closes them cleanly) and are resumed from
   // the last resourceVersion; randomised per watch between it and twice it, like client-go.
   int watchTimeoutSeconds = 300;
+  // Told when the watch becomes unavailable (and why) and when it is restored: for the log.
+  std::function<void(const std::string&)> onWatchProblem;
 };
 
 class LeaseClient : public election::LeaseStore {

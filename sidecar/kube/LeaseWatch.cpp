@@ -22,6 +22,7 @@ LeaseWatch::LeaseWatch(ApiClient& api, election::Clock& clock, const LeaseClient
       timeoutSeconds_(options.watchTimeoutSeconds),
       deadline_(options.requestDeadline),
       random01_(std::move(random01)),
+      onProblem_(options.onWatchProblem),
       splitter_(1024 * 1024) {
   retryTimer_ = clock_.makeTimer([this] {
     if (relistNext_) {
@@ -40,11 +41,29 @@ void LeaseWatch::start() {
   list();
 }
 
-void LeaseWatch::setHealthy(bool healthy) {
+void LeaseWatch::setHealthy(bool healthy, const std::string& why) {
   if (healthy == healthy_ && reportedOnce_) return;
+  const bool wasReported = reportedOnce_;
   healthy_ = healthy;
   reportedOnce_ = true;
+  if (onProblem_ && (!healthy || wasReported)) {
+    onProblem_(healthy ? "watch restored" : "watch unavailable, polling instead: " + why);
+  }
   observer_.onWatchStateChanged(healthy);
+}
+
+// A first failure of a watch that was working is resumed at once; anything else backs off.
+void LeaseWatch::failed(const std::string& why, bool relist) {
+  if (failures_++ == 0 && healthy_) {
+    lastError_ = why;
+    if (stream_) {
+      stream_->cancel();
+      stream_.reset();
+    }
+    if (relist) return list();
+    return watchFrom(resourceVersion_);
+  }
+  retryLater(why, relist);
 }
 
 void LeaseWatch::retryLater(const std::string& why, bool relist) {
@@ -53,7 +72,7 @@ void LeaseWatch::retryLater(const std::string& why, bool relist) {
     stream_->cancel();
     stream_.reset();
   }
-  setHealthy(false);
+  setHealthy(false, why);
   relistNext_ = relist;
   retryTimer_->armAt(clock_.now() + backoff_);
   backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(500), kMaxBackoff);
@@ -76,6 +95,7 @@ void LeaseWatch::list() {
       return retryLater("list: " + error, true);
     }
     resourceVersion_ = result.resourceVersion;
+    justListed_ = true;
     observer_.onLeaseObserved(result.item);
     watchFrom(resourceVersion_);
   });
@@ -100,16 +120,15 @@ void LeaseWatch::watchFrom(const std::string& rv) {
     ApiStatus s;
     if (decodeStatus(body, s)) r.status = s;
     if (status == 410) {
-      // Plain 410: our resourceVersion is older than the server keeps.
-      backoff_ = std::chrono::milliseconds(0);
-      return retryLater("watch: " + r.describe(), true);
+      // Plain 410: our resourceVersion is older than the server keeps. Re-list at once.
+      return list();
     }
     if (status == 401 || status == 403) backoff_ = std::max(backoff_, kForbiddenRetry);
     retryLater("watch: " + r.describe(), true);
   };
   // The watch is healthy once the server accepted it: the first event may take minutes.
   cb.onOpen = [this, alive] {
-    if (!alive.expired()) setHealthy(true);
+    if (!alive.expired()) setHealthy(true, "");
   };
   cb.onData = [this, alive](std::string_view bytes) {
     if (alive.expired()) return;
@@ -120,8 +139,9 @@ void LeaseWatch::watchFrom(const std::string& rv) {
   cb.onEnd = [this, alive](std::optional<std::string> error) {
     if (alive.expired()) return;
     stream_.reset();
-    if (error) return retryLater("watch ended: " + *error, false);
+    if (error) return failed("watch ended: " + *error, false);
     // timeoutSeconds passed: a clean end. Resume where we were, at once.
+    failures_ = 0;
     watchFrom(resourceVersion_);
   };
   stream_ = api_.stream({"watch", "GET", path, "", "application/json", deadline_}, std::move(cb),
@@ -135,20 +155,29 @@ void LeaseWatch::onLine(std::string_view line) {
   if (!decodeWatchEvent(line, e, error)) return retryLater("watch: " + error, true);
   switch (e.type) {
     case WatchEvent::Type::kError:
-      // 410 Expired/Gone: re-list at once; anything else: back off, then re-list.
-      if (e.status && e.status->code == 410) backoff_ = std::chrono::milliseconds(0);
-      return retryLater("watch error: " + (e.status ? e.status->message : ""), true);
+      // 410 Expired/Gone: our resourceVersion is too old. Re-list at once (a normal event, not
+      // a failure); anything else: a failure, then re-list.
+      if (e.status && e.status->code == 410 && !justListed_) {
+        stream_->cancel();
+        stream_.reset();
+        return list();
+      }
+      return failed("watch error: " + (e.status ? e.status->message : ""), true);
     case WatchEvent::Type::kBookmark:
       if (!e.resourceVersion.empty()) resourceVersion_ = e.resourceVersion;
       return;
     case WatchEvent::Type::kDeleted:
       resourceVersion_ = e.resourceVersion;
       backoff_ = std::chrono::milliseconds(500);
+      failures_ = 0;
+      justListed_ = false;
       return observer_.onLeaseObserved(std::nullopt);
     case WatchEvent::Type::kAdded:
     case WatchEvent::Type::kModified:
       resourceVersion_ = e.resourceVersion;
       backoff_ = std::chrono::milliseconds(500);
+      failures_ = 0;
+      justListed_ = false;
       return observer_.onLeaseObserved(e.lease);
   }
 }

@@ -3,6 +3,11 @@
 // from the list's resourceVersion; resumes from the last resourceVersion seen when the server
 // ends the watch (timeoutSeconds), re-lists on 410 Expired (an ERROR event or a plain 410), and
 // tells the observer the watch is unhealthy (so it polls) while it is denied or broken.
+//
+// A watch that breaks once (a dropped connection, an API server restart) is resumed at once from
+// its resourceVersion without declaring it unhealthy: that loses no event and costs no poll. Only
+// when the resumed watch fails too does the observer poll, with backoff between attempts. The
+// elector's expiry timer covers a watch that is silently dead.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -24,6 +29,8 @@ class LeaseWatch {
              election::LeaseObserver& observer, const LeaseClientOptions& options,
              std::function<double()> random01);
   ~LeaseWatch();
+  LeaseWatch(const LeaseWatch&) = delete;
+  LeaseWatch& operator=(const LeaseWatch&) = delete;
 
   void start();
   // Why the watch last failed, for logs ("" if it never did).
@@ -34,7 +41,8 @@ class LeaseWatch {
   void watchFrom(const std::string& resourceVersion);
   void onLine(std::string_view line);
   void retryLater(const std::string& why, bool relist);
-  void setHealthy(bool healthy);
+  void setHealthy(bool healthy, const std::string& why);
+  void failed(const std::string& why, bool relist);
 
   ApiClient& api_;
   election::Clock& clock_;
@@ -43,6 +51,7 @@ class LeaseWatch {
   int timeoutSeconds_;
   std::chrono::milliseconds deadline_;
   std::function<double()> random01_;
+  std::function<void(const std::string&)> onProblem_;
   std::unique_ptr<election::Timer> retryTimer_;
   std::shared_ptr<net::HttpsClient::StreamHandle> stream_;
   net::LineSplitter splitter_;
@@ -51,6 +60,10 @@ class LeaseWatch {
   bool relistNext_ = true;
   bool healthy_ = false;
   bool reportedOnce_ = false;
+  int failures_ = 0;
+  bool justListed_ =
+      false;  // no event since the last list: a 410 now is a failure, not age  // consecutive
+              // failed watches; reset by a delivered event or a clean end
   std::chrono::milliseconds backoff_{500};
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };

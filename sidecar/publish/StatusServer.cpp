@@ -3,17 +3,38 @@
 namespace leasehold::publish {
 
 StatusServer::StatusServer(boost::asio::io_context& io, net::HttpServer::Options options,
-                           LeaseName lease, std::function<election::Leadership()> leadership)
-    : server_(io, std::move(options)),
-      lease_(std::move(lease)),
-      leadership_(std::move(leadership)) {
+                           election::Clock& clock, LeaseName lease, StatusSource source,
+                           LeadershipStream::Options streamOptions)
+    : lease_(std::move(lease)),
+      source_(std::move(source)),
+      stream_(clock, lease_, source_.leadership, streamOptions),
+      server_(io, std::move(options)) {
   server_.route("GET", "/leader", [this](const net::ServerRequest&) {
     net::ServerResponse r;
     r.contentType = "application/json";
-    r.body = leadershipJson(leadership_(), lease_);
+    r.body = leadershipJson(source_.leadership(), lease_);
     r.headers.emplace_back("Cache-Control", "no-store");
     return r;
   });
+  server_.routeEvents("/leader/watch", [this](std::shared_ptr<net::EventStream> client) {
+    stream_.add(std::move(client));
+  });
+  server_.route("POST", "/leader/release", [this](const net::ServerRequest&) {
+    const bool wasLeader = source_.leadership().leader;
+    source_.release();
+    net::ServerResponse r;
+    r.status = 202;
+    r.contentType = "application/json";
+    r.body = std::string("{\"wasLeader\":") + (wasLeader ? "true" : "false") + ",\"cooldown\":\"" +
+             election::formatDuration(source_.releaseCooldown) + "\"}";
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  });
+}
+
+void StatusServer::stop() {
+  stream_.closeAll();
+  server_.stop();
 }
 
 }  // namespace leasehold::publish

@@ -158,21 +158,24 @@ class Observer:
     def __exit__(self, *exc):
         self.stop_event.set()
         self.thread.join()
+        self.sweep()  # a last look, so exits that just happened are recorded
+
+    def sweep(self):
+        for s in self.sidecars:
+            if not s.alive():
+                if s.proc is not None and s.name not in self.exited:
+                    self.exited.add(s.name)
+                    self.samples.append((time.time(), s.name, {"exited": s.proc.returncode}))
+                continue
+            t = time.time()
+            self.samples.append((t, s.name, s.status()))
 
     def add(self, sidecar):
         self.sidecars = self.sidecars + [sidecar]
 
     def run(self):
         while not self.stop_event.is_set():
-            for s in self.sidecars:
-                if not s.alive():
-                    if s.proc is not None and s.name not in self.exited:
-                        self.exited.add(s.name)
-                        self.samples.append((time.time(), s.name, {"exited": s.proc.returncode}))
-                    continue
-                t = time.time()
-                st = s.status()
-                self.samples.append((t, s.name, st))
+            self.sweep()
             time.sleep(self.interval)
 
     @staticmethod
@@ -327,6 +330,13 @@ class Env:
         ports = json.loads(first)
         self.port, self.control_port = ports["port"], ports["controlPort"]
         self.url = f"https://127.0.0.1:{self.port}"
+
+    def restart_server(self, extra_args):
+        """Restarts the API server with more flags (empty store, same certificates and tokens)."""
+        self.server.kill()
+        self.server.wait()
+        self.server_args = self.server_args + list(extra_args)
+        self.start_server()
 
     def control(self, method, path, body=None):
         code, text = http_request(self.control_port, method, path, body)

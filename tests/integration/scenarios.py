@@ -234,6 +234,79 @@ def bad_input(env):
         log(f"{' '.join(args)} -> {r.returncode}: {r.stderr.strip().splitlines()[0]}")
 
 
+@scenario
+def watch_resume(env):
+    """Watches rotate (timeoutSeconds), get cut and expire (410): followers resume, no polling."""
+    sidecars, leader = start(env, env_vars={"LEASEHOLD_WATCH_TIMEOUT_SECONDS": "1"})
+    followers = [s for s in sidecars if s is not leader]
+    env.control("POST", "/counters/reset")
+    for _ in range(2):
+        time.sleep(1.5)
+        env.control("POST", "/watches/cut")  # abrupt: the followers re-watch from their RV
+    # Freeze one follower's watch while the leader renews past the server's 3-event history:
+    # when it is healed its resourceVersion is too old (410 Expired) and it must re-list.
+    frozen = env.client_name(followers[0].name)
+    env.control("POST", f"/partition?client={frozen}")
+    time.sleep(1.2)  # > 3 renewals, < D (so its expiry timer does not fire)
+    env.control("DELETE", f"/partition?client={frozen}")
+    time.sleep(2)
+    counters = env.counters()
+    log("counters:", json.dumps(counters))
+    for f in followers:
+        c = counters.get(env.client_name(f.name), {})
+        check(c.get("watch", 0) >= 3, f"{f.name} re-watched after every end/cut: {c}")
+    # Cuts and rotations cost no polling; only the partitioned one may have polled meanwhile.
+    c = counters.get(env.client_name(followers[1].name), {})
+    check(c.get("get", 0) == 0, f"{followers[1].name} should not fall back to polling: {c}")
+    c = counters.get(frozen, {})
+    check(c.get("list", 0) >= 1, f"{followers[0].name} re-listed after 410 Expired: {c}")
+    # The watches still work: a release is seen at once.
+    t0 = time.monotonic()
+    leader.signal(signal.SIGTERM)
+    the_leader(followers, timeout=3)
+    took = time.monotonic() - t0
+    log(f"handover after the watch churn: {took * 1000:.0f} ms")
+    check(took < 1.0, f"handover through resumed watches: {took:.3f}s")
+
+
+watch_resume.server_args = ["--watch-history", "3"]
+
+
+@scenario
+def watch_denied(env):
+    """RBAC without watch/list: followers fall back to polling every P..2.2P and still elect."""
+    names = [f"replica-{i}" for i in range(3)]
+    env.restricted = set(names)
+    rbac = env.dir / "rbac.yaml"
+    subjects = "".join(
+        f"- {{kind: ServiceAccount, name: {n}, namespace: default}}\n" for n in names)
+    rbac.write_text(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
+        "metadata: {name: no-watch, namespace: default}\nrules:\n"
+        "- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [create]}\n"
+        "- {apiGroups: [coordination.k8s.io], resources: [leases], resourceNames: [demo],"
+        " verbs: [get, update]}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n"
+        "metadata: {name: no-watch, namespace: default}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: no-watch}\n"
+        f"subjects:\n{subjects}")
+    env.restart_server(["--rbac", str(rbac)])
+    sidecars, leader = start(env)
+    env.control("POST", "/counters/reset")
+    time.sleep(3)
+    counters = env.counters()
+    log("counters:", json.dumps(counters))
+    for f in [s for s in sidecars if s is not leader]:
+        c = counters.get(env.client_name(f.name), {})
+        check(4 <= c.get("get", 0) <= 12, f"{f.name} polls every P..2.2P: {c}")
+    t0 = time.monotonic()
+    leader.signal(signal.SIGTERM)
+    the_leader([s for s in sidecars if s is not leader], timeout=3)
+    took = time.monotonic() - t0
+    log(f"handover while polling: {took * 1000:.0f} ms (poll interval up to {2.2 * P:.2f}s)")
+    check(took < 2.2 * P + 0.5, f"a polling follower sees the release within one poll: {took}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sidecar", required=True)
@@ -250,7 +323,8 @@ def main():
         log(f"=== {name}: {SCENARIOS[name].__doc__.strip().splitlines()[0]}")
         t0 = time.monotonic()
         try:
-            with Env(args.sidecar, args.apiserver) as env:
+            server_args = getattr(SCENARIOS[name], "server_args", [])
+            with Env(args.sidecar, args.apiserver, server_args) as env:
                 SCENARIOS[name](env)
             log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
         except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero

@@ -1,0 +1,88 @@
+#pragma once
+// Kubernetes Events about the Lease ("<identity> became leader", "<identity> stopped leading",
+// reason LeaderElection, type Normal), as client-go's leader election records them, so that
+// `kubectl describe lease` shows the history of terms.
+//
+// Fire and forget: events are queued (bounded: when full, the oldest queued event is dropped),
+// posted one at a time, never retried, and a failure is only reported to the failure handler.
+// Nothing here can delay or fail the election. Give it its own ApiClient: ordinary requests of
+// one client share one connection in order, and an event stuck in a slow API server must not
+// queue up in front of a renewal.
+//
+// On shutdown, drain() lets queued events go out within a budget; whatever is left is then
+// cancelled deliberately by shutting the ApiClient down (a request abandoned by a process that
+// simply exits may still be applied, or logged by the server as a timeout).
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "election/Clock.h"
+#include "election/LeaseRecord.h"
+#include "kube/ApiClient.h"
+
+namespace leasehold::kube {
+
+struct EventRecorderOptions {
+  std::size_t maxQueued = 16;
+  std::chrono::milliseconds requestDeadline{5000};
+};
+
+// What an Event says about whom; the pieces of the POST body that are not the message.
+struct LeaseEventTarget {
+  std::string leaseName;
+  std::string ns;
+  std::string reportingInstance;  // this replica's identity
+};
+
+class EventRecorder {
+ public:
+  EventRecorder(ApiClient& api, election::Clock& clock, LeaseEventTarget target,
+                EventRecorderOptions options = {});
+  ~EventRecorder();
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
+
+  // Why an event could not be posted, for the log (no credentials in it).
+  void setFailureHandler(std::function<void(const std::string&)> f) { onFailure_ = std::move(f); }
+
+  // Queues a Normal/LeaderElection event about the Lease. `lease` is the record last seen (its
+  // object JSON gives uid and resourceVersion for involvedObject); nullopt leaves them out.
+  void record(const std::optional<election::LeaseRecord>& lease, std::string message);
+
+  // Runs done once every queued event has been answered, or after `budget`, whichever is first.
+  void drain(election::Duration budget, std::function<void()> done);
+
+  std::size_t pending() const { return queue_.size() + (inflight_ ? 1 : 0); }
+  std::uint64_t posted() const { return posted_; }
+  std::uint64_t failed() const { return failed_; }
+
+  // The core/v1 Event body (exposed for tests). nanos: wall-clock nanoseconds since the epoch,
+  // which name the event "<lease>.<hex nanos>" like client-go does.
+  static std::string eventBody(const LeaseEventTarget& target,
+                               const std::optional<election::LeaseRecord>& lease,
+                               const std::string& message, std::int64_t nanos);
+
+ private:
+  void pump();
+  void finishDrainIfIdle();
+  void finishDrain();
+
+  ApiClient& api_;
+  election::Clock& clock_;
+  LeaseEventTarget target_;
+  EventRecorderOptions options_;
+  std::function<void(const std::string&)> onFailure_;
+  std::deque<std::string> queue_;  // bodies
+  bool inflight_ = false;
+  std::uint64_t posted_ = 0;
+  std::uint64_t failed_ = 0;
+  std::function<void()> drainDone_;
+  std::unique_ptr<election::Timer> drainTimer_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::kube

@@ -1,0 +1,32 @@
+#pragma once
+// The status file (--status-file): the JSON of GET /leader, replaced atomically so that a reader
+// sees either the previous content or the new one, never a mix or an empty file:
+//   write a temp file in the same directory, fsync it, rename it over the target, fsync the
+//   directory (so the rename itself survives a crash of the node).
+// The caller decides when to write (every change and every renewal); each write() is one small
+// synchronous write, cheap enough for the event loop.
+//
+// A file cannot retract itself when the process dies, which is why the JSON carries validUntil:
+// readers must trust leader=true only while validUntil is in the future.
+#include <optional>
+#include <string>
+
+namespace leasehold::publish {
+
+class StatusFile {
+ public:
+  explicit StatusFile(std::string path);
+
+  // Replaces the file's content with `content`. Returns why not on failure (the previous
+  // content is then left in place and the temp file removed). Never throws.
+  std::optional<std::string> write(const std::string& content);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string directory_;
+  std::string tempPath_;
+};
+
+}  // namespace leasehold::publish
