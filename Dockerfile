@@ -1,0 +1,53 @@
+# syntax=docker/dockerfile:1
+# leasehold container image.
+#
+#   docker build -t registry.example.com/leasehold:0.1.0 \
+#     --build-arg REVISION="$(git rev-parse HEAD)" --build-arg CREATED="$(date -u +%FT%TZ)" .
+#
+# Build stage: the same Debian packages (scripts/install-deps.sh) and CMake preset as CI.
+# Runtime stage: debian:bookworm-slim plus exactly the packages that hold the shared libraries
+# the binary links (`ldd`); tests/deploy/test_dockerfile.py fails when this list and `ldd` of
+# the release binary disagree in either direction.
+
+FROM debian:bookworm AS build
+WORKDIR /src
+# Dependencies first, so that a source change does not reinstall them.
+COPY scripts/install-deps.sh scripts/install-deps.sh
+RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+COPY . .
+RUN cmake --preset release \
+ && cmake --build --preset release --target leasehold \
+ && install -D -s -m 0755 build/release/sidecar/leasehold /out/leasehold \
+ && ldd /out/leasehold \
+ && /out/leasehold --version
+
+FROM debian:bookworm-slim
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=unknown
+LABEL org.opencontainers.image.title="leasehold" \
+      org.opencontainers.image.description="Kubernetes leader election as a sidecar: Lease-based, fencing tokens, /leader on localhost" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="https://github.com/leasehold/leasehold" \
+      org.opencontainers.image.documentation="https://github.com/leasehold/leasehold/blob/main/docs/operations.md" \
+      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
+# Runtime libraries of the binary: libc6 (glibc, loader), libgcc-s1, libstdc++6, libssl3
+# (libssl + libcrypto) and libyaml-cpp0.7. The first three are already in the base image;
+# listing them keeps this list equal to what `ldd` shows. No ca-certificates: in a cluster the
+# sidecar trusts the ServiceAccount's ca.crt, and a kubeconfig must name its CA.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libc6 \
+      libgcc-s1 \
+      libssl3 \
+      libstdc++6 \
+      libyaml-cpp0.7 \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log
+COPY --from=build /out/leasehold /usr/local/bin/leasehold
+# A numeric user (65532, "nonroot" by convention), so that Kubernetes can verify runAsNonRoot.
+USER 65532:65532
+# Probes and metrics (/healthz, /readyz, /metrics). /leader listens on 127.0.0.1:4040 only.
+EXPOSE 9102
+ENTRYPOINT ["/usr/local/bin/leasehold"]

@@ -1,0 +1,163 @@
+{{/*
+Named templates. The ones marked PUBLIC are meant to be included from your own chart (with
+this chart as a dependency called "leasehold"); see charts/leasehold/README.md. They read only
+.Values (this chart's values), .Release and .Chart, so you can pass them
+  (dict "Values" .Values.leasehold "Release" .Release "Chart" .Chart)
+
+Keep these templates to the constructs tests/deploy/gotemplate.py renders: if/else/end,
+range, define/include, and the functions it lists. The tests render the chart with it and
+compare the result with manifests/.
+*/}}
+
+{{/* The name of every object of the release. */}}
+{{- define "leasehold.fullname" -}}
+{{- .Values.fullnameOverride | default .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* PUBLIC: the Lease the replicas compete for. */}}
+{{- define "leasehold.leaseName" -}}
+{{- .Values.leaseName | default (include "leasehold.fullname" .) -}}
+{{- end -}}
+
+{{/* PUBLIC: the ServiceAccount the pods must run as. */}}
+{{- define "leasehold.serviceAccountName" -}}
+{{- .Values.serviceAccount.name | default (include "leasehold.fullname" .) -}}
+{{- end -}}
+
+{{/* Labels that select the example pods. */}}
+{{- define "leasehold.selectorLabels" -}}
+app.kubernetes.io/name: leasehold
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Labels of every object. */}}
+{{- define "leasehold.labels" -}}
+{{ include "leasehold.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | trunc 63 | trimSuffix "-" | quote }}
+app.kubernetes.io/component: leader-election
+app.kubernetes.io/part-of: leasehold
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Pod-level securityContext: leasehold runs as a non-root numeric user. */}}
+{{- define "leasehold.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Container-level securityContext for leasehold (and a good default for your app). */}}
+{{- define "leasehold.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+capabilities:
+  drop:
+    - ALL
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/*
+PUBLIC: the leasehold container as one list item. Put it under initContainers when
+sidecar.native is true (it carries restartPolicy: Always), under containers otherwise.
+*/}}
+{{- define "leasehold.sidecar" -}}
+- name: leasehold
+  image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  {{- if .Values.sidecar.native }}
+  restartPolicy: Always
+  {{- end }}
+  args:
+    - --lease-name={{ include "leasehold.leaseName" . }}
+    - --lease-duration={{ .Values.timings.leaseDuration }}
+    - --renew-deadline={{ .Values.timings.renewDeadline }}
+    - --retry-period={{ .Values.timings.retryPeriod }}
+    - --http-address=127.0.0.1:{{ .Values.httpPort }}
+    - --probe-address=0.0.0.0:{{ .Values.probePort }}
+    {{- if .Values.statusFile.enabled }}
+    - --status-file=/var/run/leasehold/status.json
+    {{- end }}
+    {{- if .Values.podLabel }}
+    - --pod-label={{ .Values.podLabel }}
+    {{- end }}
+    - --log-format={{ .Values.logFormat }}
+    - --log-level={{ .Values.logLevel }}
+    {{- range .Values.extraArgs }}
+    - {{ . | quote }}
+    {{- end }}
+  env:
+    # Identity (POD_NAME + random suffix), lease namespace and the holderAddress on /leader.
+    - name: POD_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
+    - name: POD_NAMESPACE
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.namespace
+    - name: POD_IP
+      valueFrom:
+        fieldRef:
+          fieldPath: status.podIP
+  ports:
+    - name: lh-probes
+      containerPort: {{ .Values.probePort }}
+      protocol: TCP
+  # Listening before the app starts (native sidecar: the app waits for this probe).
+  startupProbe:
+    httpGet:
+      path: /healthz
+      port: lh-probes
+    periodSeconds: 1
+    failureThreshold: 30
+  # Fails when this replica still holds the Lease but could not renew for D + 20 s.
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: lh-probes
+    periodSeconds: 10
+    timeoutSeconds: 2
+    failureThreshold: 3
+  # Ready once the API server has answered once.
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: lh-probes
+    periodSeconds: 5
+    timeoutSeconds: 2
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+    {{- include "leasehold.containerSecurityContext" . | nindent 4 }}
+  {{- if .Values.statusFile.enabled }}
+  volumeMounts:
+    - name: leasehold-status
+      mountPath: /var/run/leasehold
+  {{- end }}
+{{- end -}}
+
+{{/* PUBLIC: the volume for the status file, as one list item under volumes (may be empty). */}}
+{{- define "leasehold.volumes" -}}
+{{- if .Values.statusFile.enabled -}}
+- name: leasehold-status
+  emptyDir:
+    medium: Memory
+    sizeLimit: 1Mi
+{{- end -}}
+{{- end -}}
+
+{{/* PUBLIC: the app container's read-only mount of the status file (may be empty). */}}
+{{- define "leasehold.statusMount" -}}
+{{- if .Values.statusFile.enabled -}}
+- name: leasehold-status
+  mountPath: /var/run/leasehold
+  readOnly: true
+{{- end -}}
+{{- end -}}
