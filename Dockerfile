@@ -33,17 +33,14 @@ LABEL org.opencontainers.image.title="leasehold" \
       org.opencontainers.image.source="https://github.com/leasehold/leasehold" \
       org.opencontainers.image.documentation="https://github.com/leasehold/leasehold/blob/main/docs/operations.md" \
       org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
-# Runtime libraries of the binary: libc6 (glibc, loader), libgcc-s1, libstdc++6, libssl3
-# (libssl + libcrypto) and libyaml-cpp0.7. The first three are already in the base image;
-# listing them keeps this list equal to what `ldd` shows. No ca-certificates: in a cluster the
-# sidecar trusts the ServiceAccount's ca.crt, and a kubeconfig must name its CA.
+# Runtime libraries of the binary: only glibc (libc6: libc, libm, the loader). OpenSSL,
+# yaml-cpp and libstdc++ are linked statically (LEASEHOLD_STATIC_DEPS, for a smaller RSS), and
+# libc6 is already in the base image; listing it keeps this list equal to what `ldd` shows.
+# No ca-certificates: in a cluster the sidecar trusts the ServiceAccount's ca.crt, and a
+# kubeconfig must name its CA.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libc6 \
-      libgcc-s1 \
-      libssl3 \
-      libstdc++6 \
-      libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log
 COPY --from=build /out/leasehold /usr/local/bin/leasehold
 # A numeric user (65532, "nonroot" by convention), so that Kubernetes can verify runAsNonRoot.
