@@ -12,6 +12,7 @@ packages=(
   # tests, demo, benchmarks
   openssl ca-certificates curl python3 procps iproute2
   wrk  # tests/load/run (not in CI)
+  nginx  # bench/run: /leader next to nginx serving the same JSON (not in CI); wrk above too
   # promtool, which checks /metrics in the integration tests
   prometheus
   # tests/deploy: chart/manifest checks, the fenced-writer examples on SQLite and PostgreSQL

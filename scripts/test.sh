@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: dependencies, format check, release build with
-# every test, then the AddressSanitizer + UBSan build with the unit tests.
+# every test (unit, test API server with the golden replay and kubectl, integration with real
+# processes, deploy checks, a benchmark smoke run), then the AddressSanitizer + UBSan build with
+# the unit and integration tests again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -15,6 +17,6 @@ ctest --preset release -j "$jobs"
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j "$jobs" -L unit
+ctest --preset asan -j "$jobs" -L 'unit|integration'
 
 echo "test.sh: everything passed in $(( $(date +%s) - start )) s"
