@@ -66,9 +66,11 @@ int roundTrip(int fd, const std::string& request, std::string& buf, bool& closeA
       headerEnd = buf.find("\r\n\r\n");
       if (headerEnd != std::string::npos) {
         std::string head = buf.substr(0, headerEnd);
-        for (auto& c : head) c = char(std::tolower(static_cast<unsigned char>(c)));
+        for (auto& c : head)
+          c = char(std::tolower(static_cast<unsigned char>(c)));
         auto cl = head.find("content-length:");
-        size_t len = cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 15, nullptr, 10);
+        size_t len =
+            cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 15, nullptr, 10);
         closeAfter = head.find("connection: close") != std::string::npos;
         need = headerEnd + 4 + len;
       }
