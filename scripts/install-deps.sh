@@ -9,6 +9,8 @@ packages=(
   libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   googletest libgtest-dev libgmock-dev
   clang-format
+  # tests/fuzz: libFuzzer targets (clang with its fuzzer and sanitizer runtimes)
+  clang libclang-rt-14-dev
   # tests, demo, benchmarks
   openssl ca-certificates curl python3 procps iproute2
   wrk  # tests/load/run (not in CI)

@@ -16,12 +16,27 @@ std::string formatDuration(Duration d) {
   using namespace std::chrono;
   const auto ms = duration_cast<milliseconds>(d).count();
   char buf[64];
+  // Exact below a millisecond too, so that --print-config output reads back the same.
+  if (d % microseconds(1) != Duration::zero()) {
+    std::snprintf(buf, sizeof buf, "%lldns", static_cast<long long>(d.count()));
+    return buf;
+  }
+  if (d % milliseconds(1) != Duration::zero()) {
+    std::snprintf(buf, sizeof buf, "%lldus", static_cast<long long>(d.count() / 1000));
+    return buf;
+  }
   if (ms % 60000 == 0 && ms != 0) {
     std::snprintf(buf, sizeof buf, "%lldm", static_cast<long long>(ms / 60000));
   } else if (ms % 1000 == 0) {
     std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
   } else if (ms >= 1000) {
-    std::snprintf(buf, sizeof buf, "%gs", static_cast<double>(ms) / 1000.0);
+    // Exact, so that the text parses back to the same value ("%g" kept only 6 digits).
+    long long fraction = ms % 1000;
+    int digits = 3;
+    for (; fraction % 10 == 0; fraction /= 10)
+      --digits;
+    std::snprintf(buf, sizeof buf, "%lld.%0*llds", static_cast<long long>(ms / 1000), digits,
+                  fraction);
   } else {
     std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
   }

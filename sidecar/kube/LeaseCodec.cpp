@@ -66,7 +66,8 @@ bool readInt32(const json& obj, const char* key, const std::string& path,
     return false;
   }
   const auto n = v->get<std::int64_t>();
-  if (n < INT32_MIN || n > INT32_MAX) {
+  // An unsigned above INT64_MAX would wrap to a negative n.
+  if (n < INT32_MIN || n > INT32_MAX || (v->is_number_unsigned() && n < 0)) {
     error = path + key + ": out of int32 range";
     return false;
   }
@@ -169,8 +170,12 @@ std::optional<WallTime> parseMicroTime(std::string_view s) {
   const year_month_day ymd{year(y), month(static_cast<unsigned>(mo)),
                            day(static_cast<unsigned>(d))};
   if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;
-  return WallTime(sys_days(ymd)) + hours(h) + minutes(mi) + seconds(sec) + microseconds(micros) -
-         minutes(offsetMinutes);
+  const WallTime t = WallTime(sys_days(ymd)) + hours(h) + minutes(mi) + seconds(sec) +
+                     microseconds(micros) - minutes(offsetMinutes);
+  // An offset can move the instant out of 0000-9999, which neither Go nor formatMicroTime writes.
+  const year utcYear = year_month_day{floor<days>(t)}.year();
+  if (utcYear < year(0) || utcYear > year(9999)) return std::nullopt;
+  return t;
 }
 
 bool decodeLease(std::string_view text, LeaseRecord& out, std::string& error) {
@@ -264,9 +269,10 @@ bool decodeStatus(std::string_view text, ApiStatus& out) {
   std::string ignored;
   readString(obj, "reason", "", s.reason, ignored);
   readString(obj, "message", "", s.message, ignored);
-  if (const json* code = member(obj, "code"); code && code->is_number_integer()) {
-    s.code = code->get<int>();
-  }
+  // Not an integer, or one that does not fit (it must not wrap around to, say, 409): 0.
+  std::optional<std::int32_t> code;
+  readInt32(obj, "code", "", code, ignored);
+  s.code = code.value_or(0);
   out = std::move(s);
   return true;
 }
