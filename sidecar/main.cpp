@@ -92,6 +92,10 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
 
   boost::asio::io_context io(1);
   lh::election::AsioClock clock(io);
+  if (clock.rate() != 1.0) {
+    logger.warn("TEST HOOK ACTIVE: scaled monotonic clock",
+                {{"rate", std::to_string(clock.rate())}});
+  }
   std::mt19937_64 rng{std::random_device{}()};
   auto random01 = [&rng] { return std::uniform_real_distribution<double>(0, 1)(rng); };
 
