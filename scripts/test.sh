@@ -2,7 +2,7 @@
 # The whole test suite, exactly as CI runs it: dependencies, format check, release build with
 # every test (unit, test API server with the golden replay and kubectl, integration with real
 # processes, deploy checks, a benchmark smoke run), then the AddressSanitizer + UBSan build with
-# the unit and integration tests again.
+# the unit and integration tests again, then 30 s of libFuzzer per parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -18,5 +18,8 @@ ctest --preset release -j "$jobs"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -L 'unit|integration'
+
+# Every parser under libFuzzer for 30 s (clang build, seed corpora in tests/fuzz/corpus).
+tests/fuzz/run.sh 30
 
 echo "test.sh: everything passed in $(( $(date +%s) - start )) s"

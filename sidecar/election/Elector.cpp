@@ -388,7 +388,10 @@ void Elector::confirm(const LeaseRecord& record, MonoTime sentAt, bool acquisiti
 }
 
 void Elector::backOff(const StoreResult& r) {
-  const Duration wait = r.retryAfter ? *r.retryAfter : config_.timings.retryPeriod;
+  Duration wait = r.retryAfter ? *r.retryAfter : config_.timings.retryPeriod;
+  // A leader keeps trying every P however long the server asks it to wait: honouring a
+  // Retry-After of R or more would make a healthy leader step down.
+  if (lastLeader_) wait = std::min(wait, config_.timings.retryPeriod);
   retryNotBefore_ = clock_.now() + wait;
 }
 

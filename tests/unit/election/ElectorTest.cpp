@@ -325,6 +325,19 @@ TEST_F(ElectorTest, TransientErrorsHonourRetryAfter) {
   EXPECT_TRUE(a->now().leader);
 }
 
+TEST_F(ElectorTest, LeaderRetriesEveryPeriodDespiteALongRetryAfter) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  a->store->failNext(1, StoreStatus::kTransient, 30s);  // 429 with Retry-After: 30
+  clock.advance(2s);                                    // the renewal is refused
+  EXPECT_TRUE(a->saw(Kind::kRenewFailed));
+  clock.advance(2s);  // retried after P, not after 30 s
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().validUntilMono, clock.now() + 10s);
+  EXPECT_FALSE(a->saw(Kind::kSteppedDown));
+}
+
 TEST_F(ElectorTest, DeletedLeaseIsCreatedAgain) {
   auto a = replica("a");
   a->elector->start();
