@@ -19,7 +19,6 @@ pod_label          the chart rendered with podLabel set (it adds get/patch on po
 missing_rule       the same Role with one rule or verb removed (create; watch; events) must
                    produce a 403 for exactly that: the check can fail.
 """
-import argparse
 import copy
 import json
 import re
@@ -263,25 +262,5 @@ def missing_rule(env_args):
 SCENARIOS = {"manifests": manifests, "pod_label": pod_label, "missing_rule": missing_rule}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sidecar", required=True)
-    ap.add_argument("--apiserver", required=True)
-    ap.add_argument("names", nargs="*")
-    args = ap.parse_args()
-    names = list(SCENARIOS) if args.names in ([], ["all"]) else args.names
-    failed = []
-    for name in names:
-        log(f"=== {name}")
-        t0 = time.monotonic()
-        try:
-            SCENARIOS[name]((args.sidecar, args.apiserver))
-            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
-        except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
-            log(f"FAIL {name}: {type(e).__name__}: {e}")
-            failed.append(name)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_scenarios(SCENARIOS, with_env=False))

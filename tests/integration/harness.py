@@ -399,3 +399,42 @@ def the_leader(sidecars, timeout):
             return leaders[0]
         return None
     return wait_for("one leader that everybody agrees on", one, timeout)
+
+
+def run_scenarios(scenarios, server_args=None, with_env=True):
+    """The command line every scenario file shares:
+
+        FILE.py --sidecar BIN --apiserver BIN [--list] [NAME... | all]
+
+    Each scenario gets a fresh Env (test API server with `server_args[name]`, or the function's
+    `server_args` attribute), or, with with_env=False, the pair (sidecar, apiserver). Every
+    scenario runs even after a failure; the exit code says whether any failed."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sidecar", required=True)
+    ap.add_argument("--apiserver", required=True)
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    if args.list:
+        print("\n".join(scenarios))
+        return 0
+    names = list(scenarios) if args.names in ([], ["all"]) else args.names
+    failed = []
+    for name in names:
+        fn = scenarios[name]
+        doc = (fn.__doc__ or "").strip().splitlines()
+        log(f"=== {name}: {doc[0] if doc else ''}")
+        t0 = time.monotonic()
+        try:
+            if with_env:
+                extra = (server_args or {}).get(name, getattr(fn, "server_args", []))
+                with Env(args.sidecar, args.apiserver, extra) as env:
+                    fn(env)
+            else:
+                fn((args.sidecar, args.apiserver))
+            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
+        except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
+            log(f"FAIL {name}: {type(e).__name__}: {e}")
+            failed.append(name)
+    return 1 if failed else 0

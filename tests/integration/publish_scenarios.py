@@ -8,7 +8,6 @@ label, configuration and the logs.
 Same harness and scaled timings as scenarios.py (D=2s, R=1.5s, P=0.3s). Each scenario prints
 what it measured.
 """
-import argparse
 import json
 import re
 import signal
@@ -19,6 +18,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
+import harness  # noqa: E402
 from harness import (D, P, R, Env, Observer, check, free_port, http_get, http_request, log,
                      the_leader, wait_for)
 from scenarios import start
@@ -710,30 +710,5 @@ def no_secrets_in_logs(env):
     log(f"{total} log lines from 3 sidecars (json, text, bad token): no token fragment")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sidecar", required=True)
-    ap.add_argument("--apiserver", required=True)
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("names", nargs="*")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(SCENARIOS))
-        return 0
-    names = list(SCENARIOS) if args.names in ([], ["all"]) else args.names
-    failed = []
-    for name in names:
-        log(f"=== {name}: {SCENARIOS[name].__doc__.strip().splitlines()[0]}")
-        t0 = time.monotonic()
-        try:
-            with Env(args.sidecar, args.apiserver, SERVER_ARGS[name]) as env:
-                SCENARIOS[name](env)
-            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
-        except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
-            log(f"FAIL {name}: {type(e).__name__}: {e}")
-            failed.append(name)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_scenarios(SCENARIOS, SERVER_ARGS))

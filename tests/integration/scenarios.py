@@ -5,7 +5,6 @@
 
 Timings are scaled: D=2s, R=1.5s, P=0.3s. Each scenario prints what it measured.
 """
-import argparse
 import json
 import signal
 import subprocess
@@ -307,31 +306,5 @@ def watch_denied(env):
     check(took < 2.2 * P + 0.5, f"a polling follower sees the release within one poll: {took}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sidecar", required=True)
-    ap.add_argument("--apiserver", required=True)
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("names", nargs="*")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(SCENARIOS))
-        return 0
-    names = list(SCENARIOS) if args.names in ([], ["all"]) else args.names
-    failed = []
-    for name in names:
-        log(f"=== {name}: {SCENARIOS[name].__doc__.strip().splitlines()[0]}")
-        t0 = time.monotonic()
-        try:
-            server_args = getattr(SCENARIOS[name], "server_args", [])
-            with Env(args.sidecar, args.apiserver, server_args) as env:
-                SCENARIOS[name](env)
-            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
-        except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
-            log(f"FAIL {name}: {type(e).__name__}: {e}")
-            failed.append(name)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.run_scenarios(SCENARIOS))
