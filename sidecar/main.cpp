@@ -241,6 +241,8 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       case ElectorEvent::Kind::kAcquired:
         return logger.info("became leader", f);
       case ElectorEvent::Kind::kSteppedDown:
+        // Asked to (SIGTERM, POST /leader/release) is routine; anything else is worth a look.
+        if (e.voluntary) return logger.info("stopped leading", f);
         return logger.warn("stopped leading", f);
       case ElectorEvent::Kind::kRenewFailed:
         return logger.warn("renewal failed", f);

@@ -116,10 +116,11 @@ Leadership Elector::leadership() const {
   return l;
 }
 
-void Elector::emit(ElectorEvent::Kind kind, std::string detail, Duration latency) {
+void Elector::emit(ElectorEvent::Kind kind, std::string detail, Duration latency, bool voluntary) {
   if (!handler_) return;
   ElectorEvent e{kind, observed_ ? observed_->holderIdentity : std::string(), std::nullopt,
                  std::move(detail), latency};
+  e.voluntary = voluntary;
   if (own_ && (kind == ElectorEvent::Kind::kAcquired || kind == ElectorEvent::Kind::kRenewed)) {
     e.token = own_->record.leaseTransitions;
   } else if (observed_) {
@@ -128,12 +129,12 @@ void Elector::emit(ElectorEvent::Kind kind, std::string detail, Duration latency
   handler_(e);
 }
 
-void Elector::noteLeadershipChange(std::string detail) {
+void Elector::noteLeadershipChange(std::string detail, bool voluntary) {
   const bool leader = leaderAt(clock_.now());
   if (leader == lastLeader_) return;
   lastLeader_ = leader;
-  emit(leader ? ElectorEvent::Kind::kAcquired : ElectorEvent::Kind::kSteppedDown,
-       std::move(detail));
+  emit(leader ? ElectorEvent::Kind::kAcquired : ElectorEvent::Kind::kSteppedDown, std::move(detail),
+       {}, voluntary && !leader);
 }
 
 // ---- observations ------------------------------------------------------------------------
@@ -415,7 +416,7 @@ void Elector::beginRelease(std::function<void()> done) {
   }
   wakeTimer_->disarm();
   // Stop claiming first: whoever asks from now on hears leader=false.
-  noteLeadershipChange("releasing the lease");
+  noteLeadershipChange("releasing the lease", /*voluntary=*/true);
   if (already || inflight_) return;  // the in-flight request's handler continues the release
   sendRelease(2);
 }

@@ -41,6 +41,8 @@ struct ElectorEvent {
   std::optional<std::int64_t> token;
   std::string detail;  // why, for the log
   Duration latency{};  // kRenewed/kAcquired: request round trip
+  // kSteppedDown: asked to (stop() or releaseFor()), not forced by a deadline or another holder.
+  bool voluntary = false;
 };
 
 const char* toString(ElectorEvent::Kind k);
@@ -109,8 +111,9 @@ class Elector : private LeaseObserver {
   bool isOwnRecord(const LeaseRecord& r) const;
   Duration holderDuration(const LeaseRecord& r) const;
   Duration pollInterval();
-  void emit(ElectorEvent::Kind kind, std::string detail, Duration latency = {});
-  void noteLeadershipChange(std::string detail);
+  void emit(ElectorEvent::Kind kind, std::string detail, Duration latency = {},
+            bool voluntary = false);
+  void noteLeadershipChange(std::string detail, bool voluntary = false);
 
   Clock& clock_;
   LeaseStore& store_;

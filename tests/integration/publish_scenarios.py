@@ -252,6 +252,8 @@ def release(env):
     msgs = [l.get("msg") for l in a.log_lines()]
     check("release requested: stepping aside" in msgs and "released the lease" in msgs,
           f"release logged: {msgs}")
+    stops = [l.get("level") for l in a.log_lines() if l.get("msg") == "stopped leading"]
+    check(stops and set(stops) == {"info"}, f"an asked-for step-down is logged at info: {stops}")
 
 
 # ---- --status-file ----------------------------------------------------------------------------

@@ -150,6 +150,8 @@ def partition(env):
         time.sleep(2)
         check(not leader.leader() and new.leader(), "the healed replica follows")
     obs.check_safety()
+    stops = [l.get("level") for l in leader.log_lines() if l.get("msg") == "stopped leading"]
+    check(stops[:1] == ["warn"], f"a forced step-down is logged at warn: {stops}")
 
 
 @scenario

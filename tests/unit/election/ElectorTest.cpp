@@ -375,5 +375,53 @@ TEST_F(ElectorTest, RejectedWriteIsRetriedAndNeverClaimed) {
   EXPECT_TRUE(a->now().leader);
 }
 
+// A renewal sent before the deadline but answered after it: the leader says false at the
+// deadline (it cannot know yet), then true again with the SAME token once the answer shows the
+// write landed. That is the truth, not a glitch: the write was a compare-and-swap on the
+// record of this term, so nobody else can have led in between. README "Leadership can come
+// back with the same token" documents it for the main container.
+TEST_F(ElectorTest, LateRenewalConfirmationResumesTheSameTerm) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  auto b = replica("b");
+  b->elector->start();
+  clock.runDue();
+  a->store->failNext(3, StoreStatus::kTransient);  // renewals at 2, 4 and 6 s fail
+  clock.advance(7900ms);
+  ASSERT_TRUE(a->now().leader);
+  a->store->setLatency(1200ms);  // the renewal sent at 8 s lands at 9.2 s, answered at 10.4 s
+  clock.advance(2100ms);         // t = 10 s: the deadline of the write sent at 0 s
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_TRUE(a->saw(Kind::kSteppedDown));
+  EXPECT_EQ(stored().renewTime, clock.wallNow() - 2s) << "the renewal sent at 8 s landed";
+  a->events.clear();
+  clock.advance(400ms);  // t = 10.4 s
+  const auto l = a->now();
+  EXPECT_TRUE(l.leader);
+  EXPECT_EQ(l.fencingToken, 0) << "the same term: no transition was written";
+  EXPECT_EQ(stored().leaseTransitions, 0);
+  EXPECT_EQ(l.validUntilMono, clock.now() - 2400ms + 10s) << "counted from the send at 8 s";
+  ASSERT_TRUE(a->saw(Kind::kAcquired));
+  EXPECT_FALSE(b->now().leader);
+}
+
+TEST_F(ElectorTest, SteppingDownIsVoluntaryOnlyWhenAsked) {
+  auto a = replica("a");
+  a->elector->start();
+  clock.runDue();
+  a->store->setPartitioned(true);
+  clock.advance(10s);
+  a->store->setPartitioned(false);
+  clock.advance(7s);
+  ASSERT_TRUE(a->now().leader);
+  a->elector->releaseFor(30s, nullptr);
+  clock.runDue();
+  std::vector<bool> stepDowns;
+  for (const auto& e : a->events)
+    if (e.kind == Kind::kSteppedDown) stepDowns.push_back(e.voluntary);
+  EXPECT_EQ(stepDowns, (std::vector<bool>{false, true})) << "deadline, then release";
+}
+
 }  // namespace
 }  // namespace leasehold::election::testing
