@@ -1,5 +1,7 @@
 #include "config/ConfigFile.h"
 
+#include "config/Utf8.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -26,37 +28,6 @@ ConfigFileEntry::Shape shapeOf(const YAML::Node& node) {
     default:
       return ConfigFileEntry::Shape::Null;
   }
-}
-
-// YAML text is Unicode; yaml-cpp passes stray bytes through, but its emitter (--print-config)
-// would replace them, so such a value could not be printed back.
-bool isUtf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t length = 0;
-    char32_t min = 0, code = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      length = 2, min = 0x80, code = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      length = 3, min = 0x800, code = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      length = 4, min = 0x10000, code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + length > text.size()) return false;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
-    i += length;
-  }
-  return true;
 }
 
 }  // namespace
@@ -97,7 +68,7 @@ std::variant<ConfigFile, ConfigError> ConfigFile::parse(std::string_view yaml,
       entry.line = lineOf(item.first);
       entry.shape = shapeOf(item.second);
       if (entry.shape == ConfigFileEntry::Shape::Scalar) entry.scalar = item.second.Scalar();
-      if (!isUtf8(entry.key) || !isUtf8(entry.scalar)) {
+      if (!isValidUtf8(entry.key) || !isValidUtf8(entry.scalar)) {
         return ConfigError{prefix + ":" + std::to_string(entry.line) + ": not valid UTF-8"};
       }
       const auto [previous, inserted] = seen.emplace(entry.key, entry.line);

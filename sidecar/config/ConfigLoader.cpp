@@ -14,6 +14,7 @@
 #include "config/DurationParser.h"
 #include "config/KubernetesNameRules.h"
 #include "config/ListenAddress.h"
+#include "config/Utf8.h"
 
 extern char** environ;
 
@@ -236,12 +237,14 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     if (it != origins.end() && it->second != text) text += " (from " + it->second + ")";
     return text;
   };
-  if (config.leaseName.empty()) {
+  if (config.leaseName.empty() && !unparsed.contains("lease-name")) {
     problems.push_back("--lease-name is required (or " +
                        ConfigLoader::environmentName("lease-name") +
                        ", or leaseName in the config file)");
-  } else if (auto problem = KubernetesNameRules::dns1123Subdomain(config.leaseName)) {
-    problems.push_back(name("lease-name") + ": \"" + config.leaseName + "\" " + *problem);
+  } else if (!config.leaseName.empty()) {
+    if (auto problem = KubernetesNameRules::dns1123Subdomain(config.leaseName)) {
+      problems.push_back(name("lease-name") + ": \"" + config.leaseName + "\" " + *problem);
+    }
   }
   if (config.leaseNamespace) {
     if (auto problem = KubernetesNameRules::dns1123Label(*config.leaseNamespace)) {
@@ -249,7 +252,8 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                          *problem);
     }
   }
-  if (config.identity.empty()) problems.push_back(name("identity") + ": must not be empty");
+  if (config.identity.empty() && !unparsed.contains("identity"))
+    problems.push_back(name("identity") + ": must not be empty");
   if (!config.podLabel.empty()) {
     if (auto problem = KubernetesNameRules::labelKey(config.podLabel)) {
       problems.push_back(name("pod-label") + ": \"" + config.podLabel +
@@ -424,6 +428,11 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
     }
     if (!value) continue;
     origins[setting.flag] = origin;
+    if (!isValidUtf8(*value)) {
+      problems.push_back(origin + ": not valid UTF-8");
+      unparsed.insert(setting.flag);
+      continue;
+    }
     if (auto problem = setting.apply(config, *value)) {
       problems.push_back(origin + ": " + *problem);
       unparsed.insert(setting.flag);

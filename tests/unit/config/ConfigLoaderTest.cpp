@@ -242,6 +242,20 @@ TEST_F(ConfigLoaderTest, BadValuesNameTheirSource) {
               HasSubstr("LEASEHOLD_PRINT_CONFIG: \"maybe\" is not a boolean"));
 }
 
+// --print-config writes YAML, which is Unicode: a value with stray bytes could not be printed
+// back as given (the file had this check; flags and the environment did not).
+TEST_F(ConfigLoaderTest, ValuesMustBeUtf8WhateverTheirSource) {
+  EXPECT_EQ(failure({"--lease-name", "a", "--identity", "web-\xff"}),
+            "--identity: not valid UTF-8");
+  EXPECT_EQ(failure({"--lease-name", "a"}, {{"LEASEHOLD_STATUS_FILE", "/tmp/\xc3(.json"}}),
+            "LEASEHOLD_STATUS_FILE: not valid UTF-8");
+  EXPECT_EQ(failure({"--lease-name", "a", "--identity", "\xed\xa0\x80"}),  // a surrogate
+            "--identity: not valid UTF-8");
+  EXPECT_EQ(failure({}, {{"LEASEHOLD_LEASE_NAME", "\xc0\xae"}}),  // an overlong '.'
+            "LEASEHOLD_LEASE_NAME: not valid UTF-8");
+  EXPECT_EQ(loaded({"--lease-name", "a", "--identity", "web-\xc3\xa9"}).identity, "web-\xc3\xa9");
+}
+
 TEST_F(ConfigLoaderTest, BooleanFromEnvironment) {
   EXPECT_TRUE(loaded({"--lease-name", "a"}, {{"LEASEHOLD_PRINT_CONFIG", "true"}}).printConfig);
   EXPECT_FALSE(loaded({"--lease-name", "a"}, {{"LEASEHOLD_PRINT_CONFIG", "0"}}).printConfig);
