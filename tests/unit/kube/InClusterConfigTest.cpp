@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "TemporaryDirectory.h"
+#include "TestPem.h"
 #include "kube/RestConfigLoader.h"
 
 namespace leasehold::kube {

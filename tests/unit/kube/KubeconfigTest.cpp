@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "TemporaryDirectory.h"
+#include "TestPem.h"
 #include "kube/KubeconfigBase64.h"
 #include "kube/RestConfigLoader.h"
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "TemporaryDirectory.h"
+#include "TestPem.h"
 #include "kube/ExecTokenSource.h"
 #include "kube/FileTokenSource.h"
 #include "kube/KubeconfigBase64.h"

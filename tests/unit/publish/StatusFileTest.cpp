@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
+#include "TemporaryDirectory.h"
 #include "election/Leadership.h"
 #include "publish/LeadershipJson.h"
 
@@ -22,13 +22,6 @@ namespace fs = std::filesystem;
 
 class StatusFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "statusfile-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   static std::string read(const fs::path& p) {
     std::ifstream in(p);
     std::stringstream ss;
@@ -42,7 +35,8 @@ class StatusFileTest : public ::testing::Test {
     return names;
   }
 
-  fs::path dir_;
+  testing_support::TemporaryDirectory tmp_;
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(StatusFileTest, WritesTheContentAndLeavesNoTempFileBehind) {

@@ -1,27 +1,24 @@
 #pragma once
-// A fresh directory under $TMPDIR for one test, removed afterwards.
+// A fresh directory under $TMPDIR for one test, removed afterwards. Shared by every unit test
+// that needs real files (config files, kubeconfigs, token files, exec plugins, the status file).
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
-namespace leasehold::kube::testing_support {
-
-// Not real certificates: the loader only checks for a PEM block; TLS is the HTTP client's job.
-inline const std::string kCaPem =
-    "-----BEGIN CERTIFICATE-----\nQ0EgZm9yIHRlc3Rz\n-----END CERTIFICATE-----\n";
-inline const std::string kClientCertPem =
-    "-----BEGIN CERTIFICATE-----\nY2xpZW50IGNlcnQ=\n-----END CERTIFICATE-----\n";
-inline const std::string kClientKeyPem =
-    "-----BEGIN PRIVATE KEY-----\nY2xpZW50IGtleQ==\n-----END PRIVATE KEY-----\n";
+namespace leasehold::testing_support {
 
 class TemporaryDirectory {
  public:
   TemporaryDirectory() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "leasehold-kube-XXXXXX");
-    path_ = ::mkdtemp(pattern.data());
+    std::string pattern = (std::filesystem::temp_directory_path() / "leasehold-test-XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("cannot create a directory from " + pattern);
+    }
+    path_ = pattern;
   }
   ~TemporaryDirectory() {
     std::error_code ignored;
@@ -51,4 +48,4 @@ class TemporaryDirectory {
   std::filesystem::path path_;
 };
 
-}  // namespace leasehold::kube::testing_support
+}  // namespace leasehold::testing_support
