@@ -143,6 +143,7 @@ struct HttpServerState : std::enable_shared_from_this<HttpServerState> {
   std::vector<Route> routes;
   std::list<std::weak_ptr<ServerConnection>> connections;
   std::size_t eventStreams = 0;
+  bool sweepArmed = false;
   bool stopping = false;
   bool destroyed = false;
 
@@ -535,18 +536,25 @@ void HttpServerState::accept() {
       auto connection = std::make_shared<ServerConnection>(self, std::move(socket));
       self->connections.push_front(connection);
       connection->start(self->connections.begin());
+      self->scheduleSweep();
     }
     self->accept();
   });
 }
 
+// The sweep runs only while there are connections: an idle sidecar (no client connected, the
+// usual state of a probe server between kubelet probes) does not wake up once a second for it.
 void HttpServerState::scheduleSweep() {
+  if (sweepArmed || stopping || connections.empty()) return;
+  sweepArmed = true;
   const auto period = std::min<Clock::duration>(std::chrono::seconds(1), options.idleTimeout);
   sweepTimer.expires_after(std::max<Clock::duration>(period, std::chrono::milliseconds(100)));
   sweepTimer.async_wait([weak = weak_from_this()](const error_code& ec) {
     auto self = weak.lock();
-    if (ec || !self || self->stopping) return;
-    self->sweep();
+    if (!self) return;
+    self->sweepArmed = false;
+    if (self->stopping) return;
+    if (!ec) self->sweep();
     self->scheduleSweep();
   });
 }
@@ -615,7 +623,6 @@ std::optional<std::string> HttpServer::listen() {
   s.boundPort = s.acceptor.local_endpoint(ec).port();
   s.stopping = false;
   s.accept();
-  s.scheduleSweep();
   return std::nullopt;
 }
 

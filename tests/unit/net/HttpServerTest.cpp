@@ -199,6 +199,25 @@ TEST_F(HttpServerTest, IdleConnectionsAreClosed) {
   EXPECT_GE(std::chrono::steady_clock::now() - begin, 900ms);
 }
 
+// No connection, no wake-ups: the idle sweep is armed only while a connection exists (a
+// follower's servers sit idle between probes), and it comes back with the next connection.
+TEST_F(HttpServerTest, AnIdleServerRunsNoTimersAndSweepsAgainForTheNextConnection) {
+  HttpServer::Options options;
+  options.idleTimeout = 1s;  // the sweep period too
+  start(options);
+  EXPECT_EQ(io.run_for(1200ms), 0u) << "no handler ran while nobody was connected";
+  for (int round = 0; round < 2; ++round) {
+    auto connection = raw();
+    ASSERT_TRUE(runUntil(
+        io, [&] { return connection->eof(); }, 5s))
+        << "round " << round << ": the idle connection was not closed";
+    connection.reset();
+    if (round == 1) break;
+    runFor(io, 1200ms);  // the server side winds down (aborted reads, one last sweep)
+    EXPECT_EQ(io.run_for(1200ms), 0u) << "still waking up after the last connection closed";
+  }
+}
+
 TEST_F(HttpServerTest, ConnectionsBeyondTheLimitAreRefused) {
   HttpServer::Options options;
   options.maxConnections = 2;
