@@ -403,7 +403,7 @@ class LeaseHistory(threading.Thread):
 
 class Term:
     __slots__ = ("start", "end", "who", "identity", "token", "last_true", "released_at", "src",
-                 "acq", "end_own")
+                 "acq", "end_own", "own_by_write")
 
     def __init__(self, start, end, who, identity, token, src):
         self.start, self.end, self.who, self.identity, self.token = start, end, who, identity, token
@@ -412,6 +412,16 @@ class Term:
         self.src = src
         self.acq = None
         self.end_own = end  # when the process itself stops claiming (see sampled_terms)
+        self.own_by_write = {}  # renewTime -> the tightest bound on that write's real deadline
+
+    def bound_own_end(self, write, bound):
+        """One answer's bound on when the process stops claiming on the strength of `write`
+        (its renewTime). Every answer based on the same write has the same real deadline, so
+        the tightest bound among them holds for all; the term ends at the latest write's."""
+        if write is None:
+            write = ("answer", len(self.own_by_write))  # unknown: this answer alone
+        self.own_by_write[write] = min(bound, self.own_by_write.get(write, bound))
+        self.end_own = max(self.own_by_write.values())
 
     def __repr__(self):
         return (f"{self.src} term {self.who} token {self.token} "
@@ -487,16 +497,13 @@ def sampled_terms(incarnations, releases=None):
                 token = st["fencingToken"]
                 v = epoch(st["validUntil"])
                 own = own_end(v, t0, t1, inc.rate)
-                if cur is not None and cur.token == token:
-                    cur.end = max(cur.end, v)
-                    cur.end_own = max(cur.end_own, own)
-                    cur.last_true = t1
-                    continue
-                start = epoch(st["acquireTime"]) if st.get("acquireTime") else t0
-                cur = Term(start, v, inc.label, inc.identity, token, "sampled")
-                cur.end_own = own
+                if cur is None or cur.token != token:
+                    start = epoch(st["acquireTime"]) if st.get("acquireTime") else t0
+                    cur = Term(start, v, inc.label, inc.identity, token, "sampled")
+                    terms.append(cur)
+                cur.end = max(cur.end, v)
+                cur.bound_own_end(st.get("renewTime"), own)
                 cur.last_true = t1
-                terms.append(cur)
             else:
                 cur = None  # answered false (or exited): the term is over; its end stays max V
         for term in terms:
@@ -515,7 +522,9 @@ def own_end(v, t0, t1, rate):
     v = w + (remaining on its clock), and its clock covers that remaining time in
     remaining / rate of real time: the end is w + (v - w) / rate, maximised over w. For rate 1
     it is v itself. (A fast clock thus promises a validUntil up to 5% of R later than it really
-    claims; a slow one keeps answering true past the validUntil it gave.)"""
+    claims; a slow one keeps answering true past the validUntil it gave.) The bound is loose by
+    (t1 - t0) x |1/rate - 1|: a request that spanned a SIGSTOP overstates it by several ms, so
+    Term.bound_own_end keeps the tightest bound among the answers based on the same write."""
     if rate == 1.0:
         return v
     return max(w + (v - w) / rate for w in (t0, t1))
@@ -610,3 +619,29 @@ def proc_stats(pid):
         return rss, fds, threads
     except (OSError, ValueError):
         return None
+
+
+def recheck(path):
+    """The term checks of a failed scenario again, from its observations.json (written by
+    `run` next to the logs): the overlap and token checks on the samples and on the Lease
+    history. Returns the failures."""
+    from types import SimpleNamespace
+    data = json.loads(Path(path).read_text())
+    incs = [SimpleNamespace(**i) for i in data["incarnations"]]
+    records = data["records"]
+    hterms = history_terms(records, {i.identity: i.rate for i in incs})
+    releases = {(t.identity, t.token): t.released_at for t in hterms if t.released_at}
+    failures = check_terms(sampled_terms(incs, releases), "samples")[0]
+    if not data.get("history_gap"):
+        failures += check_terms(hterms, "lease history")[0]
+    return failures + check_history_tokens(records)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "recheck":
+        raise SystemExit("usage: chaoslib.py recheck FAILURES_DIR/observations.json")
+    found = recheck(sys.argv[2])
+    for line in found:
+        print(line)
+    print(f"recheck: {len(found)} failure(s)")
+    sys.exit(1 if found else 0)

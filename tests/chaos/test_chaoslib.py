@@ -22,10 +22,11 @@ class Inc:
         self.label, self.identity, self.rate, self.ended_by = label, identity, rate, ended_by
         self.samples = []
 
-    def true(self, t, token, valid_until, acquired, took=0.001):
+    def true(self, t, token, valid_until, acquired, took=0.001, renewed=None):
         self.samples.append((BASE + t, BASE + t + took, {
             "leader": True, "fencingToken": token, "validUntil": iso(valid_until),
-            "acquireTime": iso(acquired)}))
+            "acquireTime": iso(acquired),
+            "renewTime": iso(renewed if renewed is not None else acquired)}))
         return self
 
     def false(self, t):
@@ -89,6 +90,30 @@ class SampledTerms(unittest.TestCase):
     def test_slow_clock_end_is_later_than_its_valid_until(self):
         self.assertAlmostEqual(cl.own_end(BASE + 1.5, BASE, BASE, 0.5), BASE + 3.0)
         self.assertAlmostEqual(cl.own_end(BASE + 1.5, BASE, BASE, 1.0), BASE + 1.5)
+
+    def test_slow_clock_answer_across_a_sigstop_is_bounded_by_its_quick_siblings(self):
+        # Seen in the long run (seed 56777507, scenario 82): a process at x0.95 really stopped
+        # claiming token 1 at ~5.000 and re-acquired (token 2) at 5.004. One answer based on
+        # the same renewal took 169 ms (SIGSTOP): alone, it bounds the end only by 5.0089.
+        # Here: deadline 5.000; a quick answer at 4.0 (validUntil 4.95) and a slow one computed
+        # at 4.2 but asked at 4.031 (validUntil 4.96).
+        def term1(inc):
+            return (inc.true(4.0, 1, 4.95, 3.0, renewed=3.5)
+                    .true(4.031, 1, 4.96, 3.0, took=0.169, renewed=3.5))
+        a = term1(Inc("a#0", "a", rate=0.95)).true(5.01, 2, 6.4, 5.004, renewed=5.004)
+        self.assertEqual(self.check([a]), [])
+        # Without the quick answer, the bound is all there is: flagged, as it must be.
+        slow = Inc("a#0", "a", rate=0.95).true(4.031, 1, 4.96, 3.0, took=0.169, renewed=3.5)
+        slow.true(5.01, 2, 6.4, 5.004, renewed=5.004)
+        self.assertTrue(any("claims overlap" in f for f in self.check([slow])))
+        # A real early re-acquisition (at 4.99, before the deadline at 5.000) is still caught.
+        early = term1(Inc("a#0", "a", rate=0.95)).true(5.0, 2, 6.4, 4.99, renewed=4.99)
+        self.assertTrue(any("claims overlap" in f for f in self.check([early])))
+        # Answers based on an earlier renewal bound only that renewal's deadline.
+        later = (Inc("a#0", "a", rate=0.95).true(3.0, 1, 4.2, 3.0, renewed=2.8)
+                 .true(4.031, 1, 4.96, 3.0, took=0.169, renewed=3.5)
+                 .true(5.01, 2, 6.4, 5.004, renewed=5.004))
+        self.assertTrue(any("claims overlap" in f for f in self.check([later])))
 
     def test_a_release_retracts_the_claim(self):
         a = Inc("a#0", "a", ended_by="term").true(0.1, 0, 1.6, 0.0).false(0.31)
