@@ -40,6 +40,15 @@ class ElectorFixture : public ::testing::Test {
     return r;
   }
 
+  // A replica that has started and done everything due at once (usually: acquired or followed).
+  std::unique_ptr<Replica> started(const std::string& id,
+                                   FollowerMode mode = FollowerMode::kWatch) {
+    auto r = replica(id, mode);
+    r->elector->start();
+    clock.runDue();
+    return r;
+  }
+
   // A lease written by somebody else, as a foreign process would leave it.
   void seed(const std::string& holder, std::int32_t transitions, std::int32_t durationSeconds = 15,
             std::optional<WallTime> renew = std::nullopt) {

@@ -9,9 +9,7 @@ using Kind = ElectorEvent::Kind;
 class ElectorTest : public ElectorFixture {};
 
 TEST_F(ElectorTest, FirstAcquisitionCreatesTheLeaseWithTokenZero) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
 
   ASSERT_TRUE(backend.current());
   EXPECT_EQ(stored().holderIdentity, "a");
@@ -28,9 +26,7 @@ TEST_F(ElectorTest, FirstAcquisitionCreatesTheLeaseWithTokenZero) {
 }
 
 TEST_F(ElectorTest, RenewalEveryRetryPeriodKeepsTokenAndAcquireTime) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   const auto acquired = stored();
 
   clock.advance(2s);
@@ -102,9 +98,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(ElectorTest, EveryChangeRestartsTheWaitFromOurOwnObservation) {
   seed("other", 1);
-  auto me = replica("me");
-  me->elector->start();
-  clock.runDue();
+  auto me = started("me");
   clock.advance(14s);
   seed("other", 1);  // a renewal by the holder (new resourceVersion), seen through the watch
   clock.runDue();
@@ -116,9 +110,7 @@ TEST_F(ElectorTest, EveryChangeRestartsTheWaitFromOurOwnObservation) {
 }
 
 TEST_F(ElectorTest, FollowerWaitsOnATimerInsteadOfPolling) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   auto b = replica("b");
   b->elector->start();
   clock.advance(120s);
@@ -128,9 +120,7 @@ TEST_F(ElectorTest, FollowerWaitsOnATimerInsteadOfPolling) {
 }
 
 TEST_F(ElectorTest, PollModeFollowerReadsEveryJitteredPeriod) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   auto b = replica("b", FollowerMode::kPoll);  // random01 = 0.5: every 2s + 0.5*1.2*2s = 3.2s
   b->elector->start();
   clock.runDue();
@@ -140,12 +130,8 @@ TEST_F(ElectorTest, PollModeFollowerReadsEveryJitteredPeriod) {
 }
 
 TEST_F(ElectorTest, BrokenWatchFallsBackToPolling) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
-  auto b = replica("b");
-  b->elector->start();
-  clock.runDue();
+  auto a = started("a");
+  auto b = started("b");
   b->store->setWatchHealthy(false);
   clock.advance(32s);
   EXPECT_GE(b->store->counters().get, 10);
@@ -157,9 +143,7 @@ TEST_F(ElectorTest, BrokenWatchFallsBackToPolling) {
 }
 
 TEST_F(ElectorTest, ConflictLeadsToReReadAndNoFalseLeadership) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   a->store->setLatency(100ms);
   // Somebody writes behind a's back and a misses the notification.
   a->store->setWatchHealthy(false);
@@ -177,9 +161,7 @@ TEST_F(ElectorTest, ConflictLeadsToReReadAndNoFalseLeadership) {
 }
 
 TEST_F(ElectorTest, LostResponseNeverExtendsLeadershipPastLastConfirmedWrite) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   a->store->setWatchHealthy(false);  // so a cannot learn of the applied write from a notification
   clock.runDue();
   const MonoTime confirmedSend = clock.now();
@@ -197,9 +179,7 @@ TEST_F(ElectorTest, LostResponseNeverExtendsLeadershipPastLastConfirmedWrite) {
 }
 
 TEST_F(ElectorTest, LostWriteIsRecognisedOnReadAsOfItsSendTime) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   a->store->setWatchHealthy(false);
   clock.runDue();
   a->store->loseNextResponses(1);
@@ -215,9 +195,7 @@ TEST_F(ElectorTest, LostWriteIsRecognisedOnReadAsOfItsSendTime) {
 }
 
 TEST_F(ElectorTest, StepsDownExactlyAtTheRenewDeadlineAndKeepsCompeting) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   const MonoTime sent = clock.now();
   a->store->setPartitioned(true);
   clock.advance(10s - 1ns);
@@ -236,9 +214,7 @@ TEST_F(ElectorTest, StepsDownExactlyAtTheRenewDeadlineAndKeepsCompeting) {
 }
 
 TEST_F(ElectorTest, PausedProcessAnswersNotLeaderOnItsFirstQuery) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   ASSERT_TRUE(a->now().leader);
   clock.jump(45s);  // 3 x D with no callback run: SIGSTOP, a GC pause, a frozen VM
   EXPECT_FALSE(a->now().leader);
@@ -273,9 +249,7 @@ TEST_F(ElectorTest, ReleaseWritesExactlyTheReleaseRecord) {
 }
 
 TEST_F(ElectorTest, ReleaseHandsOverAtOnceThroughTheWatch) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   auto b = replica("b");
   b->elector->start();
   clock.advance(5s);
@@ -287,9 +261,7 @@ TEST_F(ElectorTest, ReleaseHandsOverAtOnceThroughTheWatch) {
 
 TEST_F(ElectorTest, StopWithoutLeadershipWritesNothing) {
   seed("other", 2);
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   const auto rv = stored().resourceVersion;
   bool done = false;
   a->elector->stop([&] { done = true; });
@@ -299,9 +271,7 @@ TEST_F(ElectorTest, StopWithoutLeadershipWritesNothing) {
 }
 
 TEST_F(ElectorTest, ReleaseForCooldownDoesNotCompeteUntilItEnds) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   a->elector->releaseFor(30s, nullptr);
   clock.runDue();
   EXPECT_EQ(stored().holderIdentity, "");
@@ -326,9 +296,7 @@ TEST_F(ElectorTest, TransientErrorsHonourRetryAfter) {
 }
 
 TEST_F(ElectorTest, LeaderRetriesEveryPeriodDespiteALongRetryAfter) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   a->store->failNext(1, StoreStatus::kTransient, 30s);  // 429 with Retry-After: 30
   clock.advance(2s);                                    // the renewal is refused
   EXPECT_TRUE(a->saw(Kind::kRenewFailed));
@@ -339,12 +307,8 @@ TEST_F(ElectorTest, LeaderRetriesEveryPeriodDespiteALongRetryAfter) {
 }
 
 TEST_F(ElectorTest, DeletedLeaseIsCreatedAgain) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
-  auto b = replica("b");
-  b->elector->start();
-  clock.runDue();
+  auto a = started("a");
+  auto b = started("b");
   backend.remove();
   clock.runDue();
   EXPECT_NE(a->now().leader, b->now().leader) << "exactly one recreated it";
@@ -354,9 +318,7 @@ TEST_F(ElectorTest, DeletedLeaseIsCreatedAgain) {
 }
 
 TEST_F(ElectorTest, ForeignWriteSeenThroughTheWatchEndsLeadershipAtOnce) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   seed("usurper", 9);
   clock.runDue();
   EXPECT_FALSE(a->now().leader);
@@ -381,12 +343,8 @@ TEST_F(ElectorTest, RejectedWriteIsRetriedAndNeverClaimed) {
 // record of this term, so nobody else can have led in between. README "Leadership can come
 // back with the same token" documents it for the main container.
 TEST_F(ElectorTest, LateRenewalConfirmationResumesTheSameTerm) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
-  auto b = replica("b");
-  b->elector->start();
-  clock.runDue();
+  auto a = started("a");
+  auto b = started("b");
   a->store->failNext(3, StoreStatus::kTransient);  // renewals at 2, 4 and 6 s fail
   clock.advance(7900ms);
   ASSERT_TRUE(a->now().leader);
@@ -407,9 +365,7 @@ TEST_F(ElectorTest, LateRenewalConfirmationResumesTheSameTerm) {
 }
 
 TEST_F(ElectorTest, SteppingDownIsVoluntaryOnlyWhenAsked) {
-  auto a = replica("a");
-  a->elector->start();
-  clock.runDue();
+  auto a = started("a");
   a->store->setPartitioned(true);
   clock.advance(10s);
   a->store->setPartitioned(false);
