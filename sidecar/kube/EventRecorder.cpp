@@ -42,9 +42,10 @@ EventRecorder::EventRecorder(ApiClient& api, election::Clock& clock, LeaseEventT
 
 EventRecorder::~EventRecorder() = default;
 
-std::string EventRecorder::eventBody(const LeaseEventTarget& target,
-                                     const std::optional<election::LeaseRecord>& lease,
-                                     const std::string& message, std::int64_t nanos) {
+namespace {
+
+json involvedObject(const LeaseEventTarget& target,
+                    const std::optional<election::LeaseRecord>& lease) {
   json involved = {{"kind", "Lease"},
                    {"apiVersion", "coordination.k8s.io/v1"},
                    {"name", target.leaseName},
@@ -58,12 +59,26 @@ std::string EventRecorder::eventBody(const LeaseEventTarget& target,
     }
     if (!lease->resourceVersion.empty()) involved["resourceVersion"] = lease->resourceVersion.value;
   }
+  return involved;
+}
+
+std::string eventName(const LeaseEventTarget& target, std::int64_t nanos) {
+  return target.leaseName + "." + hex(nanos);
+}
+
+constexpr std::size_t kMaxRemembered = 64;
+
+}  // namespace
+
+std::string EventRecorder::eventBody(const LeaseEventTarget& target,
+                                     const std::optional<election::LeaseRecord>& lease,
+                                     const std::string& message, std::int64_t nanos) {
   const std::string timestamp = rfc3339Seconds(nanos);
   const json event = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
-      {"metadata", {{"name", target.leaseName + "." + hex(nanos)}, {"namespace", target.ns}}},
-      {"involvedObject", involved},
+      {"metadata", {{"name", eventName(target, nanos)}, {"namespace", target.ns}}},
+      {"involvedObject", involvedObject(target, lease)},
       {"reason", "LeaderElection"},
       {"message", message},
       {"type", "Normal"},
@@ -77,36 +92,81 @@ std::string EventRecorder::eventBody(const LeaseEventTarget& target,
   return event.dump();
 }
 
+std::string EventRecorder::repeatPatch(std::int64_t count, std::int64_t nanos) {
+  return json{{"count", count}, {"lastTimestamp", rfc3339Seconds(nanos)}}.dump();
+}
+
 void EventRecorder::record(const std::optional<election::LeaseRecord>& lease, std::string message) {
   if (queue_.size() >= options_.maxQueued) {
     queue_.pop_front();  // the newest events say most about the present
     failed_++;
     if (onFailure_) onFailure_("event queue full: dropped the oldest event");
   }
-  queue_.push_back(eventBody(target_, lease, message, wallNanos()));
+  const std::int64_t nanos = wallNanos();
+  const json involved = involvedObject(target_, lease);
+  std::string key = involved.value("uid", std::string()) + "\n" + message;
+  queue_.push_back({std::move(key), eventName(target_, nanos),
+                    eventBody(target_, lease, message, nanos), nanos});
   pump();
 }
 
 void EventRecorder::pump() {
   if (inflight_ || queue_.empty()) return;
-  inflight_ = true;
-  std::string body = std::move(queue_.front());
+  Pending event = std::move(queue_.front());
   queue_.pop_front();
+  const auto seen = postedByKey_.find(event.key);
+  if (seen == postedByKey_.end()) return post(std::move(event));
+  patch(std::move(event), seen->second);
+}
+
+void EventRecorder::post(Pending event) {
+  inflight_ = true;
   std::weak_ptr<char> alive = alive_;
+  std::string body = std::move(event.body);
   api_.call({"create", "POST", "/api/v1/namespaces/" + target_.ns + "/events", std::move(body),
              "application/json", options_.requestDeadline},
-            [this, alive](ApiResponse r) {
+            [this, alive, key = std::move(event.key), name = std::move(event.name)](ApiResponse r) {
               if (alive.expired()) return;
-              inflight_ = false;
               if (r.ok()) {
-                posted_++;
-              } else {
-                failed_++;
-                if (onFailure_) onFailure_("posting an event failed: " + r.describe());
+                if (postedByKey_.size() >= kMaxRemembered) postedByKey_.clear();
+                postedByKey_[key] = Posted{name, 1};
               }
-              pump();
-              finishDrainIfIdle();
+              answered(r.ok(), "posting an event", r);
             });
+}
+
+void EventRecorder::patch(Pending event, Posted posted) {
+  inflight_ = true;
+  std::weak_ptr<char> alive = alive_;
+  const std::int64_t count = posted.count + 1;
+  api_.call(
+      {"patch", "PATCH", "/api/v1/namespaces/" + target_.ns + "/events/" + posted.name,
+       repeatPatch(count, event.nanos), "application/merge-patch+json", options_.requestDeadline},
+      [this, alive, event = std::move(event), count](ApiResponse r) mutable {
+        if (alive.expired()) return;
+        if (r.code == 404) {
+          // Expired (or deleted): record it afresh, ahead of anything queued after it.
+          inflight_ = false;
+          postedByKey_.erase(event.key);
+          queue_.push_front(std::move(event));
+          return pump();
+        }
+        if (const auto it = postedByKey_.find(event.key); r.ok() && it != postedByKey_.end())
+          it->second.count = count;
+        answered(r.ok(), "updating a repeated event", r);
+      });
+}
+
+void EventRecorder::answered(bool ok, const std::string& what, const ApiResponse& r) {
+  inflight_ = false;
+  if (ok) {
+    posted_++;
+  } else {
+    failed_++;
+    if (onFailure_) onFailure_(what + " failed: " + r.describe());
+  }
+  pump();
+  finishDrainIfIdle();
 }
 
 void EventRecorder::drain(election::Duration budget, std::function<void()> done) {

@@ -5,6 +5,12 @@
 //
 // Fire and forget: events are queued (bounded: when full, the oldest queued event is dropped),
 // posted one at a time, never retried, and a failure is only reported to the failure handler.
+//
+// Repeats are merged as client-go's EventCorrelator does: an event with the same message about
+// the same Lease (uid) as one already posted PATCHes that Event (count + 1, lastTimestamp now)
+// instead of creating another, so a replica that keeps re-acquiring shows as "(x5 over 3m)" in
+// `kubectl describe lease`. If that Event is gone (404: events expire after an hour), a new one
+// is created.
 // Nothing here can delay or fail the election. Give it its own ApiClient: ordinary requests of
 // one client share one connection in order, and an event stuck in a slow API server must not
 // queue up in front of a renewal.
@@ -16,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,9 +72,25 @@ class EventRecorder {
   static std::string eventBody(const LeaseEventTarget& target,
                                const std::optional<election::LeaseRecord>& lease,
                                const std::string& message, std::int64_t nanos);
+  // The merge patch that records one more occurrence of a posted event.
+  static std::string repeatPatch(std::int64_t count, std::int64_t nanos);
 
  private:
+  struct Pending {
+    std::string key;   // what makes two events the same: the Lease's uid and the message
+    std::string name;  // metadata.name if it is created
+    std::string body;  // the POST body
+    std::int64_t nanos;
+  };
+  struct Posted {
+    std::string name;
+    std::int64_t count;
+  };
+
   void pump();
+  void post(Pending event);
+  void patch(Pending event, Posted posted);
+  void answered(bool ok, const std::string& what, const ApiResponse& r);
   void finishDrainIfIdle();
   void finishDrain();
 
@@ -76,7 +99,8 @@ class EventRecorder {
   LeaseEventTarget target_;
   EventRecorderOptions options_;
   std::function<void(const std::string&)> onFailure_;
-  std::deque<std::string> queue_;  // bodies
+  std::deque<Pending> queue_;
+  std::map<std::string, Posted> postedByKey_;  // bounded: cleared when it reaches 64 entries
   bool inflight_ = false;
   std::uint64_t posted_ = 0;
   std::uint64_t failed_ = 0;

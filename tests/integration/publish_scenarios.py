@@ -504,6 +504,51 @@ def lease_events(env):
           "the hanging event was noticed and logged")
 
 
+@scenario()
+def event_series(env):
+    """A replica that keeps re-acquiring: one Event per message, its count going up (PATCH),
+    shown as "(x3 over ...)" by kubectl describe, as client-go's event correlator does; an
+    Event deleted meanwhile (they expire) is created afresh."""
+    sidecars, only = start(env, n=1, extra_args=["--release-cooldown", "1s"])
+
+    def release_and_reacquire():
+        token = only.status()["fencingToken"]
+        code, _ = http_request(only.port, "POST", "/leader/release")
+        check(code == 202, "release")
+        wait_for("re-acquisition after the cooldown",
+                 lambda: (only.status() or {}).get("fencingToken") == token + 1, 5, interval=0.05)
+
+    def by_message():
+        items = json.loads(env.kubectl("get", "events", "-n", "default", "-o", "json"))["items"]
+        got = {}
+        for e in items:
+            if e["involvedObject"].get("name") == "demo":
+                got.setdefault(e["message"], []).append(e)
+        return got
+
+    def counts():
+        return {m: sorted(e["count"] for e in es) for m, es in by_message().items()}
+
+    release_and_reacquire()
+    release_and_reacquire()
+    became, stopped = f"{only.name} became leader", f"{only.name} stopped leading"
+    wanted = {became: [3], stopped: [2]}
+    wait_for(f"Events counted {wanted}", lambda: counts() == wanted, 10, interval=0.3)
+    for message, (e,) in by_message().items():
+        check(e["lastTimestamp"] >= e["firstTimestamp"], f"timestamps: {e}")
+        log(f"{message!r}: count {e['count']}, {e['firstTimestamp']} .. {e['lastTimestamp']}")
+    out = env.kubectl("describe", "lease", "demo", "-n", "default")
+    log("kubectl describe lease demo:\n" + out[out.find("Events:"):])
+    check(re.search(r"\(x3 over [0-9]+s\).*became leader", out),
+          "kubectl describe shows the series")
+
+    env.kubectl("delete", "event", "-n", "default", by_message()[became][0]["metadata"]["name"])
+    release_and_reacquire()
+    wanted = {became: [1], stopped: [3]}
+    wait_for(f"a new Event once the old one is gone: {wanted}", lambda: counts() == wanted, 10,
+             interval=0.3)
+
+
 # ---- --pod-label ------------------------------------------------------------------------------
 
 PODS = ["--pod", "default/replica-0=127.0.0.1", "--pod", "default/replica-1=127.0.0.1",
