@@ -43,19 +43,54 @@ std::string formatDuration(Duration d) {
   return buf;
 }
 
+namespace {
+
+// Writes `value` as exactly `width` decimal digits (zero-padded) at `out`.
+char* putDigits(char* out, long long value, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    out[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  return out + width;
+}
+
+}  // namespace
+
+// On every /leader answer (three timestamps), so digits are written directly: snprintf's
+// format parsing was about 5% of the request's cost.
 std::string formatMicroTime(WallTime t) {
   using namespace std::chrono;
   const auto days = floor<std::chrono::days>(t);
   const year_month_day ymd{days};
   const hh_mm_ss hms{t - days};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
-                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), static_cast<long long>(hms.hours().count()),
-                static_cast<long long>(hms.minutes().count()),
-                static_cast<long long>(hms.seconds().count()),
-                static_cast<long long>(hms.subseconds().count()));
-  return buf;
+  const int year = static_cast<int>(ymd.year());
+  if (year < 0 || year > 9999) {  // not representable in RFC 3339; shown, never parsed back
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ", year,
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                  static_cast<long long>(hms.hours().count()),
+                  static_cast<long long>(hms.minutes().count()),
+                  static_cast<long long>(hms.seconds().count()),
+                  static_cast<long long>(hms.subseconds().count()));
+    return buf;
+  }
+  std::string text(27, '\0');  // 2026-11-30T10:05:02.123456Z
+  char* p = text.data();
+  p = putDigits(p, year, 4);
+  *p++ = '-';
+  p = putDigits(p, static_cast<unsigned>(ymd.month()), 2);
+  *p++ = '-';
+  p = putDigits(p, static_cast<unsigned>(ymd.day()), 2);
+  *p++ = 'T';
+  p = putDigits(p, hms.hours().count(), 2);
+  *p++ = ':';
+  p = putDigits(p, hms.minutes().count(), 2);
+  *p++ = ':';
+  p = putDigits(p, hms.seconds().count(), 2);
+  *p++ = '.';
+  p = putDigits(p, hms.subseconds().count(), 6);
+  *p = 'Z';
+  return text;
 }
 
 }  // namespace leasehold::election
