@@ -13,11 +13,11 @@ scripts/check-format.sh
 jobs=$(nproc)
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
-ctest --preset release -j "$jobs"
+ctest --preset release -j "$jobs" --output-on-failure
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j "$jobs" -L 'unit|integration'
+ctest --preset asan -j "$jobs" -L 'unit|integration' --output-on-failure
 
 # Every parser under libFuzzer for 30 s (clang build, seed corpora in tests/fuzz/corpus).
 tests/fuzz/run.sh 30
