@@ -20,7 +20,6 @@ On top of tests/integration/harness.py (Env, Sidecar, timings), which is importe
 import http.client
 import json
 import os
-import random
 import signal
 import sqlite3
 import ssl
@@ -51,33 +50,9 @@ def epoch(text, _cache={}):
     return v
 
 
-def _ephemeral_low():
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-_PORT_RNG = random.Random()
-_PORTS_LOW = max(10000, _ephemeral_low() - 12000)
-
-
-def pick_port():
-    """A free port BELOW the ephemeral range. harness.free_port() binds port 0, which comes from
-    the ephemeral range that every outgoing connection also draws from: with thousands of
-    sampler connections, one of them can take the port before the sidecar binds it (seen:
-    "cannot listen on ...: Address already in use", exit 2). Outside that range only another
-    listener can collide, and it is checked here."""
-    import socket
-    while True:
-        port = _PORT_RNG.randrange(_PORTS_LOW, _ephemeral_low())
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
+# Ports for the processes we start: below the ephemeral range (see harness.free_port).
+pick_port = harness.free_port
+_ephemeral_low = harness._ephemeral_low
 
 
 def port_collision(inc):

@@ -6,6 +6,7 @@ failure. Timings are scaled (D=2s, R=1.5s, P=0.3s by default) so scenarios take 
 import http.client
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -24,10 +25,33 @@ def log(*args):
     print(f"[{time.strftime('%H:%M:%S')}]", *args, flush=True)
 
 
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+_PORT_RNG = random.Random()
+_PORTS_LOW = max(10000, _ephemeral_low() - 12000)
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port BELOW the ephemeral range, for a process we are about to start. Binding port
+    0 would draw from the ephemeral range, which every outgoing connection also draws from: with
+    samplers, kubectl and other tests running, one of them can take the port before the process
+    binds it (seen in the chaos runs and in CI's bench.smoke: "cannot listen on ...: Address
+    already in use", exit 2). Outside that range only another listener can collide, and it is
+    checked here."""
+    while True:
+        port = _PORT_RNG.randrange(_PORTS_LOW, _ephemeral_low())
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
 
 
 def http_get(port, path, timeout=1.0):
