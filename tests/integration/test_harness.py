@@ -64,5 +64,13 @@ class ObserverChecks(unittest.TestCase):
             obs.check_safety()
 
 
+class FreePort(unittest.TestCase):
+    def test_ports_are_distinct_and_below_the_ephemeral_range(self):
+        # The bench starts 26 sidecars (52 ports) in one process: random picks collided.
+        ports = [harness.free_port() for _ in range(300)]
+        self.assertEqual(len(set(ports)), len(ports))
+        self.assertTrue(all(p < harness._ephemeral_low() for p in ports))
+
+
 if __name__ == "__main__":
     unittest.main()
