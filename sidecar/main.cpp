@@ -129,7 +129,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
     leaseOptions.watchTimeoutSeconds = std::max(1, std::atoi(t.c_str()));
   }
   lh::kube::LeaseClient leaseClient(
-      api, clock, lh::kube::LeaseTarget{cfg.leaseName, ns, podName, envOr(env, "POD_IP")},
+      api, clock, lh::kube::LeaseTarget{cfg.leaseName, ns, cfg.podName, envOr(env, "POD_IP")},
       leaseOptions, random01);
   // The Elector sees the Lease through this, so events can name the object (uid).
   lh::kube::LastSeenLeaseStore lease(leaseClient);

@@ -25,6 +25,10 @@ struct Config {
   // context's namespace, then "default".
   std::optional<std::string> leaseNamespace;
   std::string identity;  // default: $POD_NAME (else hostname) + "_" + 8 random hex digits
+  // This replica's pod, written on the Lease it holds and shown as /leader's "name": $POD_NAME;
+  // without it the hostname (Kubernetes sets it to the pod name) unless an identity was given,
+  // which then stands for the replica as contrib leader-elector's --id did. Not a setting.
+  std::string podName;
   election::ElectionTimings timings;  // --lease-duration, --renew-deadline, --retry-period
   // After releasing the lease (graceful shutdown of a leader) how long this identity stays away
   // from it; default: the lease duration.

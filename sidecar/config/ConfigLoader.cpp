@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "config/CompatibilityFlags.h"
 #include "config/ConfigFile.h"
 #include "config/DurationParser.h"
 #include "config/KubernetesNameRules.h"
@@ -216,13 +217,17 @@ std::size_t editDistance(const std::string& a, const std::string& b) {
 std::string unknownKeyMessage(const std::string& key) {
   std::string best;
   std::size_t bestDistance = 4;  // suggest only close matches
-  for (const auto& setting : settings()) {
-    const std::size_t d = editDistance(key, setting.fileKey);
+  const auto consider = [&](const std::string& candidate) {
+    const std::size_t d = editDistance(key, candidate);
     if (d < bestDistance) {
       bestDistance = d;
-      best = setting.fileKey;
+      best = candidate;
     }
-  }
+  };
+  for (const auto& setting : settings())
+    consider(setting.fileKey);
+  for (const auto& compatible : compatibilityFlags())
+    consider(compatible.fileKey);
   std::string message = "unknown key";
   if (!best.empty()) message += " (did you mean " + best + "?)";
   return message;
@@ -266,19 +271,61 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                              !unparsed.contains("renew-deadline") &&
                              !unparsed.contains("retry-period");
   if (timingsParsed) {
-    if (auto problem = config.timings.validate()) problems.push_back(*problem);
+    if (auto problem = config.timings.validate()) {
+      // The message names leasehold's flags; say which other names they were given as.
+      std::string given;
+      for (const char* flag : {"lease-duration", "renew-deadline", "retry-period"}) {
+        const auto it = origins.find(flag);
+        if (it == origins.end() || it->second == std::string("--") + flag) continue;
+        given += (given.empty() ? "" : "; ") + std::string("--") + flag + " from " + it->second;
+      }
+      problems.push_back(*problem + (given.empty() ? "" : " (" + given + ")"));
+    }
   }
 }
 
-std::string defaultIdentity(const ConfigLoader::Environment& environment,
-                            const ConfigLoader::IdentitySources& sources) {
-  std::string base;
-  const auto podName = environment.find("POD_NAME");
-  if (podName != environment.end() && !podName->second.empty()) {
-    base = podName->second;
-  } else if (sources.hostname) {
-    base = sources.hostname();
+// Where a value may come from, strongest first.
+enum class Source { Flag, Environment, File };
+
+// Whether two texts are the same value of a setting ("15s" and "15000ms" are).
+bool sameValue(ValueKind kind, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  if (kind == ValueKind::Duration) {
+    auto x = DurationParser::parse(a);
+    auto y = DurationParser::parse(b);
+    return std::holds_alternative<election::Duration>(x) &&
+           std::holds_alternative<election::Duration>(y) &&
+           std::get<election::Duration>(x) == std::get<election::Duration>(y);
   }
+  if (kind == ValueKind::Address) {
+    auto x = ListenAddress::parse(a);
+    auto y = ListenAddress::parse(b);
+    return std::holds_alternative<ListenAddress>(x) && std::holds_alternative<ListenAddress>(y) &&
+           std::get<ListenAddress>(x) == std::get<ListenAddress>(y);
+  }
+  return false;
+}
+
+// "-election=x" -> "--election=x" for the long flags we know: Go's flag package (k8s-elector)
+// takes one dash or two, and its users' manifests have one. Anything else is left for CLI11.
+std::string withTwoDashes(const std::string& arg,
+                          const std::map<std::string, CLI::Option*>& known) {
+  if (arg.size() < 3 || arg[0] != '-' || arg[1] == '-') return arg;
+  const std::string name =
+      arg.substr(1, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 1);
+  const bool isLong =
+      known.contains(name) || name == "config" || name == "version" || name == "help";
+  return isLong ? "-" + arg : arg;
+}
+
+std::string podNameFrom(const ConfigLoader::Environment& environment) {
+  const auto podName = environment.find("POD_NAME");
+  return podName != environment.end() ? podName->second : std::string();
+}
+
+std::string defaultIdentity(const std::string& podName, const std::string& hostname,
+                            const ConfigLoader::IdentitySources& sources) {
+  std::string base = podName.empty() ? hostname : podName;
   if (base.empty()) base = "leasehold";
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "_%08x",
@@ -337,20 +384,22 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
   app.footer(
       "Every flag can also be set in the environment as LEASEHOLD_<FLAG> (e.g. "
       "LEASEHOLD_LEASE_NAME) or in the YAML file given by --config with camelCase keys (e.g. "
-      "leaseName). Flags win over the environment, which wins over the file.");
+      "leaseName). Flags win over the environment, which wins over the file. A compatibility "
+      "flag and the leasehold flag it stands for may both be given only with the same value. "
+      "Long flags may also be written with one dash, as Go programs accept (-election=NAME).");
 
   std::map<std::string, std::string> flagText;
   std::map<std::string, bool> flagBoolean;
   std::map<std::string, CLI::Option*> options;
+  const auto addOption = [&](const std::string& flag, bool isBoolean, const std::string& help,
+                             const std::string& typeName) {
+    options[flag] = isBoolean
+                        ? app.add_flag("--" + flag, flagBoolean[flag], help)
+                        : app.add_option("--" + flag, flagText[flag], help)->type_name(typeName);
+    return options[flag];
+  };
   for (const auto& setting : settings()) {
-    if (setting.kind == ValueKind::Boolean) {
-      options[setting.flag] =
-          app.add_flag("--" + setting.flag, flagBoolean[setting.flag], setting.help);
-    } else {
-      options[setting.flag] =
-          app.add_option("--" + setting.flag, flagText[setting.flag], setting.help)
-              ->type_name(setting.typeName);
-    }
+    addOption(setting.flag, setting.kind == ValueKind::Boolean, setting.help, setting.typeName);
   }
   std::string configPath;
   auto* configOption =
@@ -358,9 +407,15 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
           ->type_name("PATH");
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
+  for (const auto& compatible : compatibilityFlags()) {
+    addOption(compatible.flag, compatible.boolean, compatible.help, compatible.typeName)
+        ->group(compatible.group);
+  }
 
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants them reversed
+    for (auto& arg : reversed)
+      arg = withTwoDashes(arg, options);
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     return HelpRequested{app.help()};
@@ -392,8 +447,11 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
     file = std::move(std::get<ConfigFile>(read));
     config.configFile = filePath;
     for (const auto& entry : file->entries()) {
-      const bool known = std::any_of(settings().begin(), settings().end(),
-                                     [&](const Setting& s) { return s.fileKey == entry.key; });
+      const bool known =
+          std::any_of(settings().begin(), settings().end(),
+                      [&](const Setting& s) { return s.fileKey == entry.key; }) ||
+          std::any_of(compatibilityFlags().begin(), compatibilityFlags().end(),
+                      [&](const CompatibilityFlag& c) { return c.fileKey == entry.key; });
       if (!known) {
         problems.push_back(file->describe(entry) + ": " + unknownKeyMessage(entry.key));
         continue;
@@ -402,45 +460,165 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
     }
   }
 
-  // Each setting from the strongest source that has it.
-  for (const auto& setting : settings()) {
+  // One name's value in one source. nullopt: not set there. A value of nullopt inside: set but
+  // unusable (already reported), so weaker sources must not be used either.
+  struct Raw {
     std::string origin;
     std::optional<std::string> value;
-    if (options.at(setting.flag)->count() > 0) {
-      origin = "--" + setting.flag;
-      value = setting.kind == ValueKind::Boolean ? (flagBoolean[setting.flag] ? "true" : "false")
-                                                 : flagText[setting.flag];
-    } else if (const auto env = environment_.find(environmentName(setting.flag));
-               env != environment_.end() && !env->second.empty()) {
-      origin = env->first;
-      value = env->second;
-    } else if (const auto entry = fileEntries.find(setting.fileKey); entry != fileEntries.end()) {
-      const ConfigFileEntry& e = *entry->second;
-      origin = file->describe(e);
-      if (e.shape == ConfigFileEntry::Shape::Null) continue;  // "key:" with no value: unset
-      if (e.shape != ConfigFileEntry::Shape::Scalar) {
-        problems.push_back(origin + ": expected " + expectedInFile(setting.kind) + ", got " +
-                           shapeName(e.shape));
-        unparsed.insert(setting.flag);
-        continue;
+  };
+  const auto lookup = [&](Source source, const std::string& flag, const std::string& fileKey,
+                          bool isBoolean, ValueKind kind) -> std::optional<Raw> {
+    Raw raw;
+    switch (source) {
+      case Source::Flag:
+        if (options.at(flag)->count() == 0) return std::nullopt;
+        raw = {"--" + flag, isBoolean ? (flagBoolean[flag] ? "true" : "false") : flagText[flag]};
+        break;
+      case Source::Environment: {
+        const auto env = environment_.find(environmentName(flag));
+        if (env == environment_.end() || env->second.empty()) return std::nullopt;
+        raw = {env->first, env->second};
+        break;
       }
-      value = e.scalar;
+      case Source::File: {
+        const auto entry = fileEntries.find(fileKey);
+        if (entry == fileEntries.end()) return std::nullopt;
+        const ConfigFileEntry& e = *entry->second;
+        if (e.shape == ConfigFileEntry::Shape::Null) return std::nullopt;  // "key:": unset
+        raw = {file->describe(e), e.scalar};
+        if (e.shape != ConfigFileEntry::Shape::Scalar) {
+          problems.push_back(raw.origin + ": expected " + expectedInFile(kind) + ", got " +
+                             shapeName(e.shape));
+          raw.value.reset();
+          return raw;
+        }
+        break;
+      }
     }
-    if (!value) continue;
-    origins[setting.flag] = origin;
-    if (!isValidUtf8(*value)) {
-      problems.push_back(origin + ": not valid UTF-8");
-      unparsed.insert(setting.flag);
-      continue;
+    if (!isValidUtf8(*raw.value)) {
+      problems.push_back(raw.origin + ": not valid UTF-8");
+      raw.value.reset();
+    } else if (isBoolean && source != Source::Flag) {
+      bool parsed = false;
+      if (auto problem = parseBoolean(*raw.value, parsed)) {
+        problems.push_back(raw.origin + ": " + *problem);
+        raw.value.reset();
+      } else {
+        raw.value = parsed ? "true" : "false";
+      }
     }
-    if (auto problem = setting.apply(config, *value)) {
-      problems.push_back(origin + ": " + *problem);
-      unparsed.insert(setting.flag);
+    return raw;
+  };
+  // A compatibility flag's value in its target's vocabulary, or nullopt (reported).
+  const auto translate = [&](const CompatibilityFlag& compatible,
+                             const Raw& raw) -> std::optional<std::string> {
+    auto translated = compatible.translate(*raw.value);
+    if (auto* error = std::get_if<ConfigError>(&translated)) {
+      problems.push_back(raw.origin + ": " + error->message);
+      return std::nullopt;
+    }
+    return std::get<std::string>(translated);
+  };
+
+  // Each setting from the strongest source that has it under any of its names. Within that
+  // source its names must agree.
+  std::optional<std::string> ttlOrigin;  // the lease duration came from --ttl
+  for (const auto& setting : settings()) {
+    struct Candidate {
+      std::string origin;
+      std::string given;  // as written, for messages
+      std::string value;  // in this setting's vocabulary
+      bool derivesTimings = false;
+    };
+    for (const Source source : {Source::Flag, Source::Environment, Source::File}) {
+      std::vector<Candidate> candidates;
+      bool present = false;
+      bool rejected = false;
+      if (auto raw = lookup(source, setting.flag, setting.fileKey,
+                            setting.kind == ValueKind::Boolean, setting.kind)) {
+        present = true;
+        if (raw->value) {
+          candidates.push_back({raw->origin, *raw->value, *raw->value});
+        } else {
+          rejected = true;
+        }
+      }
+      for (const auto& compatible : compatibilityFlags()) {
+        if (compatible.target != setting.flag) continue;
+        auto raw =
+            lookup(source, compatible.flag, compatible.fileKey, compatible.boolean, setting.kind);
+        if (!raw) continue;
+        present = true;
+        std::optional<std::string> value;
+        if (raw->value) value = translate(compatible, *raw);
+        if (!value) {
+          rejected = true;
+          continue;
+        }
+        candidates.push_back({raw->origin, *raw->value, *value, compatible.derivesTimings});
+      }
+      if (!present) continue;
+      if (rejected) {
+        unparsed.insert(setting.flag);
+        break;
+      }
+      bool agree = true;
+      for (const auto& other : candidates) {
+        if (sameValue(setting.kind, candidates.front().value, other.value)) continue;
+        problems.push_back(candidates.front().origin + " \"" + candidates.front().given +
+                           "\" and " + other.origin + " \"" + other.given +
+                           "\" disagree: both set --" + setting.flag + "; give one of them");
+        agree = false;
+      }
+      if (!agree) {
+        unparsed.insert(setting.flag);
+        break;
+      }
+      const Candidate& chosen = candidates.front();
+      origins[setting.flag] = chosen.origin;
+      for (const auto& c : candidates) {
+        if (c.derivesTimings) ttlOrigin = c.origin;
+      }
+      if (auto problem = setting.apply(config, chosen.value)) {
+        problems.push_back(chosen.origin + ": " + *problem);
+        unparsed.insert(setting.flag);
+      }
+      break;
+    }
+  }
+  // Compatibility flags that set nothing are only checked, from their strongest source.
+  for (const auto& compatible : compatibilityFlags()) {
+    if (!compatible.target.empty()) continue;
+    for (const Source source : {Source::Flag, Source::Environment, Source::File}) {
+      auto raw = lookup(source, compatible.flag, compatible.fileKey, compatible.boolean,
+                        compatible.boolean ? ValueKind::Boolean : ValueKind::Text);
+      if (!raw) continue;
+      if (raw->value) translate(compatible, *raw);
+      break;
     }
   }
 
   // Defaults that depend on other values.
-  if (!origins.contains("identity")) config.identity = defaultIdentity(environment_, identity_);
+  if (ttlOrigin && !unparsed.contains("lease-duration")) {
+    const auto derived = ttlTimings(config.timings.leaseDuration);
+    if (!origins.contains("renew-deadline") && !unparsed.contains("renew-deadline")) {
+      config.timings.renewDeadline = derived.renewDeadline;
+      origins["renew-deadline"] = *ttlOrigin;
+    }
+    if (!origins.contains("retry-period") && !unparsed.contains("retry-period")) {
+      config.timings.retryPeriod = derived.retryPeriod;
+      origins["retry-period"] = *ttlOrigin;
+    }
+  }
+  const std::string podName = podNameFrom(environment_);
+  const std::string hostname = identity_.hostname ? identity_.hostname() : std::string();
+  if (!origins.contains("identity")) {
+    config.identity = defaultIdentity(podName, hostname, identity_);
+  }
+  // The pod name the Lease shows for this replica (and /leader's "name"): the hostname when
+  // POD_NAME is not given, since Kubernetes makes it the pod name; but an identity that was
+  // given says who this replica is, as contrib's --id did.
+  config.podName = !podName.empty() ? podName : origins.contains("identity") ? "" : hostname;
   if (!origins.contains("release-cooldown")) config.releaseCooldown = config.timings.leaseDuration;
 
   validate(config, origins, unparsed, problems);

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "TemporaryDirectory.h"
+#include "ConfigLoaderFixture.h"
 
 namespace leasehold::config {
 namespace {
@@ -11,36 +11,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::HasSubstr;
 using testing::Not;
-
-ConfigLoader::IdentitySources fixedIdentity() {
-  return {[] { return std::string("node-7"); }, [] { return std::uint32_t{0x3f9a1c2b}; }};
-}
-
-class ConfigLoaderTest : public testing::Test {
- protected:
-  ConfigOutcome load(std::vector<std::string> args, ConfigLoader::Environment env = {}) {
-    return ConfigLoader(std::move(env), fixedIdentity()).load(args);
-  }
-
-  Config loaded(std::vector<std::string> args, ConfigLoader::Environment env = {}) {
-    auto outcome = load(std::move(args), std::move(env));
-    if (auto* error = std::get_if<ConfigError>(&outcome)) {
-      ADD_FAILURE() << "unexpected error: " << error->message;
-      return {};
-    }
-    EXPECT_TRUE(std::holds_alternative<Config>(outcome));
-    return std::holds_alternative<Config>(outcome) ? std::get<Config>(outcome) : Config{};
-  }
-
-  std::string failure(std::vector<std::string> args, ConfigLoader::Environment env = {}) {
-    auto outcome = load(std::move(args), std::move(env));
-    EXPECT_TRUE(std::holds_alternative<ConfigError>(outcome)) << "expected an error";
-    return std::holds_alternative<ConfigError>(outcome) ? std::get<ConfigError>(outcome).message
-                                                        : "";
-  }
-
-  testing_support::TemporaryDirectory dir_;
-};
 
 TEST_F(ConfigLoaderTest, Defaults) {
   const auto config = loaded({"--lease-name", "my-app"});
@@ -118,6 +88,17 @@ TEST_F(ConfigLoaderTest, EveryFlag) {
 
 TEST_F(ConfigLoaderTest, IdentityFromPodName) {
   EXPECT_EQ(loaded({"--lease-name", "a"}, {{"POD_NAME", "web-0"}}).identity, "web-0_3f9a1c2b");
+}
+
+// What the Lease shows as this replica's pod, and so what /leader's "name" says when it leads.
+TEST_F(ConfigLoaderTest, PodNameIsPodNameElseTheHostnameUnlessAnIdentityIsGiven) {
+  EXPECT_EQ(loaded({"--lease-name", "a"}, {{"POD_NAME", "web-0"}}).podName, "web-0");
+  // Kubernetes sets the hostname to the pod name: what contrib's image passed as --id.
+  EXPECT_EQ(loaded({"--lease-name", "a"}).podName, "node-7");
+  EXPECT_EQ(loaded({"--lease-name", "a", "--identity", "me"}).podName, "")
+      << "a given identity stands for the replica";
+  EXPECT_EQ(loaded({"--lease-name", "a", "--identity", "me"}, {{"POD_NAME", "web-0"}}).podName,
+            "web-0");
 }
 
 TEST_F(ConfigLoaderTest, EnvironmentNames) {
