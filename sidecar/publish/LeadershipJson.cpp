@@ -25,7 +25,14 @@ std::string leadershipJson(const election::Leadership& l, const LeaseName& lease
   field(out, "holder");
   log::appendJsonString(out, l.holder);
   field(out, "name");
-  log::appendJsonString(out, l.holderPod.empty() ? l.holder : l.holderPod);
+  // Apps written for contrib's leader-elector lead while "name" is their own pod. Naming this
+  // replica after its claim has lapsed (renew deadline passed, shutting down, a restart with
+  // the same identity) would keep such an app leading through a partition; contrib's elector
+  // cleared the name too when it lost the API server.
+  const bool lapsedSelf = !l.leader && !l.holder.empty() && l.holder == l.identity;
+  log::appendJsonString(out, lapsedSelf            ? std::string()
+                             : l.holderPod.empty() ? l.holder
+                                                   : l.holderPod);
   if (!l.holderAddress.empty()) {
     field(out, "holderAddress");
     log::appendJsonString(out, l.holderAddress);

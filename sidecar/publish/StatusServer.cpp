@@ -9,16 +9,22 @@ StatusServer::StatusServer(boost::asio::io_context& io, net::HttpServer::Options
       source_(std::move(source)),
       stream_(clock, lease_, source_.leadership, streamOptions),
       server_(io, std::move(options)) {
-  server_.route("GET", "/leader", [this](const net::ServerRequest&) {
+  const auto leader = [this](const net::ServerRequest&) {
     net::ServerResponse r;
     r.contentType = "application/json";
     r.body = leadershipJson(source_.leadership(), lease_);
     r.headers.emplace_back("Cache-Control", "no-store");
     return r;
-  });
-  server_.routeEvents("/leader/watch", [this](std::shared_ptr<net::EventStream> client) {
+  };
+  const auto watch = [this](std::shared_ptr<net::EventStream> client) {
     stream_.add(std::move(client));
-  });
+  };
+  server_.route("GET", "/leader", leader);
+  server_.routeEvents("/leader/watch", watch);
+  // Where the electors people replace answer: contrib leader-elector and nais/elector on /
+  // ({"name": ...}, which the same document has), nais/elector's event stream on /sse.
+  server_.route("GET", "/", leader);
+  server_.routeEvents("/sse", watch);
   server_.route("POST", "/leader/release", [this](const net::ServerRequest&) {
     const bool wasLeader = source_.leadership().leader;
     source_.release();

@@ -2,6 +2,9 @@
 // The status API the main container reads (default 127.0.0.1:4040):
 //   GET  /leader          the leadership JSON (LeadershipJson.h), computed when asked
 //   GET  /leader/watch    server-sent events of the same JSON (LeadershipStream.h)
+//   GET  /                the same as /leader: where contrib's leader-elector and nais/elector
+//                         answer {"name": ...}, so their apps keep working (docs/migration.md)
+//   GET  /sse             the same as /leader/watch (nais/elector's stream)
 //   POST /leader/release  stop claiming, release the lease if held, and stay out of the
 //                         election for the release cooldown. 202 with
 //                         {"wasLeader":bool,"cooldown":"15s"}: the release write itself is

@@ -67,6 +67,19 @@ TEST(LeadershipJsonTest, BeforeAnyLeaseTheTokenIsNullAndNameFallsBackToTheHolder
   EXPECT_EQ(j["name"], "other_12345678");
 }
 
+// Apps written for contrib's leader-elector lead while name is their own pod: this replica's
+// name must vanish the moment its claim does, not when another replica takes over.
+TEST(LeadershipJsonTest, NameNeverNamesThisReplicaWhileItDoesNotLead) {
+  Leadership l = leaderState();
+  EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}))["name"], "web-0");
+  l.leader = false;  // renew deadline passed, or stopping: the Lease still names us
+  auto j = nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}));
+  EXPECT_EQ(j["name"], "");
+  EXPECT_EQ(j["holder"], "web-0_3f9a1c2b") << "holder still says what the Lease says";
+  l.identity = "web-0_99999999";  // a restarted sidecar: the old holder is someone else
+  EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}))["name"], "web-0");
+}
+
 TEST(LeadershipJsonTest, StringsAreEscapedSoTheOutputIsAlwaysJson) {
   Leadership l;
   l.identity = "quote\" backslash\\ newline\n tab\t nul";
