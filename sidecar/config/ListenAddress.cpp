@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <cctype>
+
 namespace leasehold::config {
 
 namespace {
@@ -55,6 +57,12 @@ std::variant<ListenAddress, ConfigError> ListenAddress::parse(std::string_view t
     if (!isHostName(address.host)) {
       return invalid(text, "\"" + address.host + "\" is not an IP address or host name");
     }
+    // The server binds an address, not a name; and contrib leader-elector's manifests say
+    // --http=localhost:4040. Go binds 127.0.0.1 for it, and so do we.
+    std::string lower = address.host;
+    for (char& c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "localhost") address.host = "127.0.0.1";
   }
   if (portText.empty() || portText.size() > 5) return invalid(text, "port must be 1-65535");
   unsigned port = 0;

@@ -1,6 +1,7 @@
 #pragma once
 // A local address to listen on, written host:port ("127.0.0.1:4040", "[::1]:4040",
-// "localhost:4040"). IPv6 literals need brackets so the port is unambiguous.
+// "localhost:4040", which means 127.0.0.1). IPv6 literals need brackets so the port is
+// unambiguous.
 #include <cstdint>
 #include <string>
 #include <string_view>

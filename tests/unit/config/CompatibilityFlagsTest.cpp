@@ -172,7 +172,7 @@ TEST_F(CompatibilityFlagsTest, GoStyleSingleDashLongFlags) {
                               "-namespace=default", "-lock-type", "leases"});
   EXPECT_EQ(config.leaseName, "example-election");
   EXPECT_EQ(config.leaseNamespace, "default");
-  EXPECT_EQ(config.httpAddress, (ListenAddress{"localhost", 4040}));
+  EXPECT_EQ(config.httpAddress, (ListenAddress{"127.0.0.1", 4040}));
   EXPECT_EQ(config.timings.leaseDuration, 3s);
   EXPECT_EQ(loaded({"-lease-name", "a", "-retry-period=1s"}).timings.retryPeriod, 1s);
   // Unknown single-dash words are still errors, and a value that starts with a dash is not
