@@ -25,6 +25,14 @@ StatusServer::StatusServer(boost::asio::io_context& io, net::HttpServer::Options
   // ({"name": ...}, which the same document has), nais/elector's event stream on /sse.
   server_.route("GET", "/", leader);
   server_.routeEvents("/sse", watch);
+  // contrib's later /isLeader compared the name with the hostname; this is the claim itself.
+  server_.route("GET", "/isLeader", [this](const net::ServerRequest&) {
+    net::ServerResponse r;
+    r.contentType = "application/json";
+    r.body = source_.leadership().leader ? R"({"isLeader":true})" : R"({"isLeader":false})";
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  });
   server_.route("POST", "/leader/release", [this](const net::ServerRequest&) {
     const bool wasLeader = source_.leadership().leader;
     source_.release();

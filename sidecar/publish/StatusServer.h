@@ -5,6 +5,7 @@
 //   GET  /                the same as /leader: where contrib's leader-elector and nais/elector
 //                         answer {"name": ...}, so their apps keep working (docs/migration.md)
 //   GET  /sse             the same as /leader/watch (nais/elector's stream)
+//   GET  /isLeader        {"isLeader":bool}, the same claim as /leader's "leader" (contrib)
 //   POST /leader/release  stop claiming, release the lease if held, and stay out of the
 //                         election for the release cooldown. 202 with
 //                         {"wasLeader":bool,"cooldown":"15s"}: the release write itself is

@@ -158,6 +158,10 @@ def contrib_client_handover(env):
         check(set(json.loads(http_get(leader.port, "/leader")[1])) == set(doc),
               "/ is the /leader document")
         log(f"GET / -> {body}")
+        for s in sidecars:
+            code, body = http_get(s.port, "/isLeader")
+            check(code == 200 and json.loads(body) == {"isLeader": s is leader},
+                  f"{s.name} /isLeader: {code} {body}")
         token = doc["fencingToken"]
 
         # kill -9: the survivors' apps move to a new leader once the lease has run out.

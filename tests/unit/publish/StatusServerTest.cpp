@@ -109,6 +109,14 @@ TEST_F(StatusServerTest, NameInEveryStateAnAppCanMeet) {
   EXPECT_FALSE(lapsed["leader"].get<bool>());
 }
 
+TEST_F(StatusServerTest, IsLeaderIsTheClaimAtThisInstant) {
+  leading();
+  EXPECT_EQ(answer("/isLeader").body, R"({"isLeader":true})");
+  following("web-1_00000001", "web-1");  // lapsed, though the Lease still names us
+  EXPECT_EQ(answer("/isLeader").body, R"({"isLeader":false})");
+  EXPECT_EQ(answer("/isLeader").headers.get("content-type"), "application/json");
+}
+
 TEST_F(StatusServerTest, RootTakesOnlyGetAndHead) {
   leading();
   net::HttpsClient::Request post = get("/");
