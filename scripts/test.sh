@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: dependencies, format check, release build with
 # every test (unit, test API server with the golden replay and kubectl, integration with real
-# processes, deploy checks, a benchmark smoke run), then the AddressSanitizer + UBSan build with
+# processes, the same and more against a real kube-apiserver + etcd (label `real`), deploy
+# checks with real helm and docker, a benchmark smoke run), then the AddressSanitizer + UBSan build with
 # the unit and integration tests again, then 30 s of libFuzzer per parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,10 @@ start=$(date +%s)
 
 scripts/install-deps.sh
 scripts/check-format.sh
+
+# The real control plane (kube-apiserver, etcd, helm) from the pinned Go modules; the first
+# build on an empty Go cache takes minutes, later ones seconds (tests/realkube/build.sh).
+tests/realkube/build.sh
 
 jobs=$(nproc)
 cmake --preset release >/dev/null

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the real control plane from the pinned Go modules in this folder:
+#   kube-apiserver  k8s.io/kubernetes  (go.mod here; staging modules at the matching v0.x)
+#   helm            helm.sh/helm/v3    (go.mod here)
+#   etcd            go.etcd.io/etcd/server/v3 3.6 (etcd/go.mod: its own module)
+# into build/realkube/bin (never committed). go.sum is committed and the build is -mod=readonly,
+# so what is built is exactly what is pinned. The first build on an empty Go cache downloads
+# the modules and compiles for several minutes (see README); later builds reuse Go's build
+# cache and take seconds.
+#
+# Usage: build.sh [OUTDIR]     (default: <repo>/build/realkube/bin)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$root/build/realkube/bin}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+export PATH="/usr/local/go/bin:$PATH"
+if ! command -v go >/dev/null 2>&1; then
+  echo "realkube/build.sh: no Go toolchain (expected /usr/local/go/bin/go)" >&2
+  exit 1
+fi
+export GOFLAGS=-mod=readonly
+export CGO_ENABLED=0
+start=$(date +%s)
+# Version stamps, as the projects' own release builds set them (kubernetes' hack/lib/version.sh,
+# helm's Makefile): without them kube-apiserver reports v0.0.0-master, which kubectl and helm's
+# kubeVersion check cannot parse. The versions come from go.mod, the one place they are pinned.
+mod_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
+kube=$(mod_version "$here" k8s.io/kubernetes)
+helm=$(mod_version "$here" helm.sh/helm/v3)
+kube_minor=$(echo "$kube" | cut -d. -f2)
+kv=k8s.io/component-base/version
+cv=k8s.io/client-go/pkg/version
+kube_ldflags="-X $kv.gitVersion=$kube -X $kv.gitMajor=1 -X $kv.gitMinor=$kube_minor"
+kube_ldflags="$kube_ldflags -X $kv.gitTreeState=clean -X $cv.gitVersion=$kube -X $cv.gitMajor=1"
+kube_ldflags="$kube_ldflags -X $cv.gitMinor=$kube_minor -X $cv.gitTreeState=clean"
+hv=helm.sh/helm/v3
+helm_ldflags="-X $hv/internal/version.version=$helm -X $hv/internal/version.gitTreeState=clean"
+helm_ldflags="$helm_ldflags -X $hv/pkg/lint/rules.k8sVersionMajor=1 -X $hv/pkg/lint/rules.k8sVersionMinor=$kube_minor"
+helm_ldflags="$helm_ldflags -X $hv/pkg/chartutil.k8sVersionMajor=1 -X $hv/pkg/chartutil.k8sVersionMinor=$kube_minor"
+(cd "$here" && go build -trimpath -ldflags "$kube_ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+(cd "$here" && go build -trimpath -ldflags "$helm_ldflags" -o "$out/helm" helm.sh/helm/v3/cmd/helm)
+(cd "$here/etcd" && go build -trimpath -o "$out/etcd" go.etcd.io/etcd/server/v3)
+for b in kube-apiserver etcd helm; do
+  [ -x "$out/$b" ] || { echo "realkube/build.sh: $out/$b was not built" >&2; exit 1; }
+done
+echo "realkube/build.sh: kube-apiserver, etcd and helm in $out ($(( $(date +%s) - start )) s)"

@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the programs tests/realkube/build.sh builds; nothing imports it.
+package tools
+
+import (
+	_ "helm.sh/helm/v3/cmd/helm"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)
