@@ -1,44 +1,55 @@
 #!/usr/bin/env python3
-"""Checks of charts/leasehold and manifests/ that need no helm binary and no cluster.
+"""Checks of charts/leasehold and manifests/ with the real helm binary (no cluster needed).
 
-    test_chart.py --root REPO [--sidecar BIN] CHECK...
-        CHECK: templates shell flags schema render manifests yamllint (default: all)
+    test_chart.py [--helm BIN] [--sidecar BIN] CHECK...
+        CHECK: lint subchart shell flags schema render manifests yamllint (default: all;
+               flags only with --sidecar)
 
-templates  every template's {{ }} delimiters and define/if/with/range ... end blocks balance,
-           only known functions are used (tests/deploy/gotemplate.py), and broken snippets are
-           rejected (the checker can fail).
-schema     values.yaml validates against values.schema.json (with jsonschema_lite and, when
-           importable, the jsonschema package); bad values are rejected by both.
-render     the chart renders with the defaults and with every switch flipped; each result is
-           valid YAML with the invariants the issue asks for (native/classic sidecar, Downward
-           API env, probes on the probe port, securityContext, least-privilege Role, ...).
-manifests  manifests/*.yaml equal the chart rendered with the defaults (release "leasehold",
-           namespace "default"), apart from the labels only Helm sets: same RBAC rules, same
-           flags, same ports, same everything.
+helm is --helm, else $LEASEHOLD_HELM, else build/realkube/bin/helm (tests/realkube/build.sh).
+Every rendering is `helm template leasehold charts/leasehold --namespace default
+--kube-version <the real server's version>` with the variant's values in a -f file.
+
+lint       `helm lint --strict` passes with the defaults and every variant; broken copies of the
+           chart (parse error, unknown function, invalid YAML, a removed API, missing end) and a
+           Kubernetes older than Chart.yaml's kubeVersion fail it (the check can fail).
+subchart   the chart as a dependency of a parent chart, used exactly as charts/leasehold/README.md
+           shows: the public named templates render the sidecar, volumes and mount into the
+           parent's Deployment; helm's `global` values pass the schema; lint --strict passes.
+schema     values.schema.json is valid draft 7 and values.yaml passes it (python3-jsonschema);
+           each kind of bad value is rejected by python3-jsonschema AND by helm itself
+           (`helm template` and `helm lint` fail with the schema error naming the key; with
+           --skip-schema-validation the same values render, so it was the schema).
+render     every variant renders to the objects the docs promise (native/classic sidecar,
+           Downward API env, probes on the probe port, securityContext, least-privilege Role,
+           helm test pod, leader Service only with podLabel, ...).
+manifests  manifests/*.yaml equal the default rendering (release "leasehold", namespace
+           "default"), apart from the labels only Helm sets.
 flags      the leasehold binary accepts the rendered flags of every variant and its
            --print-config shows the values they came from (needs --sidecar).
 shell      shellcheck on the shell scripts inside the chart's and the manifests' containers.
 yamllint   yamllint --strict on every plain YAML file of the chart, manifests/ and examples/,
-           and on the rendered chart.
+           and on every variant's `helm template --output-dir` files.
 """
 import argparse
 import copy
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import jsonschema
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gotemplate  # noqa: E402
-import jsonschema_lite  # noqa: E402
+from helmcmd import CHART, ROOT, Helm, HelmError, HelmMissing, deep_merge  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELM_ONLY_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")
+SCHEMA_ERROR = "values don't meet the specifications of the schema"
 
 
 class Failure(Exception):
@@ -59,92 +70,212 @@ def by_kind(docs):
     return out
 
 
-# --- templates -------------------------------------------------------------------------------
+def load_values():
+    return yaml.safe_load((CHART / "values.yaml").read_text())
 
+
+def chart_meta():
+    return yaml.safe_load((CHART / "Chart.yaml").read_text())
+
+
+def first_line(text, pattern):
+    """The first line of helm's output that contains pattern (for the log)."""
+    return next((ln.strip() for ln in text.splitlines() if pattern in ln), text.strip()[:200])
+
+
+def copy_chart(dst):
+    shutil.copytree(CHART, dst)
+    return dst
+
+
+# --- lint ------------------------------------------------------------------------------------
+
+# Mutations of a copy of the chart that `helm lint --strict` must reject: (file, text appended
+# or the whole new file, a fragment of helm's message).
 BROKEN = {
-    "unclosed action": "a: {{ .Values.x\n",
-    "stray close": "a: }}\n",
-    "missing end": "{{- if .Values.x }}\na: 1\n",
-    "extra end": "a: 1\n{{- end }}\n",
-    "else outside a block": "{{ else }}\n",
-    "define inside if": '{{ if .Values.x }}{{ define "a" }}{{ end }}{{ end }}\n',
-    "unknown function": "a: {{ .Values.x | toJsonPretty }}\n",
-    "nested delimiters": "a: {{ {{ .Values.x }} }}\n",
-    "unsupported keyword": '{{ template "x" . }}\n',
-    "variables": "{{ $x := .Values.x }}\n",
+    "unclosed action": ("templates/role.yaml", "a: {{ .Values.x\n", "unclosed action"),
+    "unknown function": ("templates/role.yaml", "{{ .Values.podLabel | toJsonPretty }}\n",
+                         'function "toJsonPretty" not defined'),
+    "missing end": ("templates/extra.yaml", "{{- if .Values.podLabel }}\na: 1\n",
+                    "unexpected EOF"),
+    "invalid YAML": ("templates/extra.yaml", "apiVersion: v1\nkind: ConfigMap\n  b: 2\n",
+                     "unable to parse YAML"),
+    "API removed in 1.25": ("templates/extra.yaml",
+                            "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\n"
+                            "metadata:\n  name: x\nspec:\n  minAvailable: 1\n",
+                            "policy/v1beta1 PodDisruptionBudget"),
 }
 
 
-def check_templates(root):
-    chart = root / "charts/leasehold"
-    defines = gotemplate.check_chart(chart)
-    for name in ("leasehold.sidecar", "leasehold.volumes", "leasehold.statusMount",
-                 "leasehold.serviceAccountName", "leasehold.leaseName"):
-        check(name in defines, f"public named template {name} missing")
-    print(f"ok: {len(gotemplate.template_files(chart))} templates balance; "
-          f"defines: {', '.join(sorted(defines))}")
-    for what, src in BROKEN.items():
-        try:
-            gotemplate.parse(src, what)
-        except gotemplate.TemplateError as e:
-            print(f"ok: rejects {what}: {e}")
-            continue
-        raise Failure(f"the template checker accepted a broken template ({what})")
+def check_lint(helm, _args):
+    out = helm.lint().stdout
+    check("0 chart(s) failed" in out, f"helm lint --strict: {out}")
+    print(f"ok: helm lint --strict (Kubernetes {helm.kube_version}): {out.strip().splitlines()[-1]}")
+    for what, overrides in VARIANTS.items():
+        helm.lint(overrides)
+        print(f"ok: helm lint --strict with {what}: {json.dumps(overrides)}")
+    bad = helm.lint({"leaderService": {"enabled": True}}, ok=False)
+    check(bad.returncode != 0 and "needs podLabel" in bad.stdout + bad.stderr,
+          f"lint must fail on leaderService without podLabel: {bad.stdout}{bad.stderr}")
+    print("ok: lint fails on leaderService without podLabel: "
+          + first_line(bad.stdout + bad.stderr, "needs podLabel"))
+    old = helm.run("template", "x", CHART, "--kube-version", "1.24.9", ok=False)
+    text = old.stdout + old.stderr
+    check(old.returncode != 0 and "incompatible with Kubernetes v1.24.9" in text,
+          f"Kubernetes 1.24 must be refused by Chart.yaml's kubeVersion: {text}")
+    print(f"ok: kubeVersion {chart_meta()['kubeVersion']} refuses 1.24: "
+          + first_line(text, "incompatible"))
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, (rel, text, want) in BROKEN.items():
+            chart = copy_chart(Path(tmp) / what.replace(" ", "-") / "leasehold")
+            path = chart / rel
+            path.write_text((path.read_text() if path.exists() else "") + text)
+            r = helm.lint(chart=chart, ok=False)
+            out = r.stdout + r.stderr
+            check(r.returncode != 0, f"helm lint --strict accepted a broken chart ({what}):\n{out}")
+            check(want in out, f"lint of {what}: expected {want!r} in:\n{out}")
+            print(f"ok: lint rejects {what}: {first_line(out, want)}")
+
+
+# --- subchart --------------------------------------------------------------------------------
+
+PARENT_CHART = """apiVersion: v2
+name: my-app
+version: 1.0.0
+kubeVersion: ">=1.29.0-0"
+dependencies:
+  - name: leasehold
+    version: 0.1.0
+    repository: file://../leasehold
+"""
+PARENT_VALUES = {"leasehold": {"example": {"enabled": False}, "tests": {"enabled": False},
+                               "leaseName": "my-app"}}
+# The pod template part is the one in charts/leasehold/README.md, line for line.
+PARENT_DEPLOYMENT = """{{- $lh := dict "Values" .Values.leasehold "Release" .Release "Chart" .Chart }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: my-app
+  template:
+    metadata:
+      labels:
+        app: my-app
+    spec:
+      serviceAccountName: {{ include "leasehold.serviceAccountName" $lh }}
+      initContainers:                       # containers: when leasehold.sidecar.native=false
+        {{- include "leasehold.sidecar" $lh | nindent 8 }}
+      containers:
+        - name: app
+          image: my-app:1.0
+          env:
+            - name: LEADER_URL
+              value: http://127.0.0.1:{{ .Values.leasehold.httpPort }}/leader
+          volumeMounts:
+            {{- include "leasehold.statusMount" $lh | nindent 12 }}
+      volumes:
+        {{- include "leasehold.volumes" $lh | nindent 8 }}
+"""
+
+
+def make_parent_chart(tmp):
+    """A chart that uses leasehold as a dependency as its README says; returns its path."""
+    parent = Path(tmp) / "my-app"
+    (parent / "templates").mkdir(parents=True)
+    (parent / "Chart.yaml").write_text(PARENT_CHART)
+    (parent / "values.yaml").write_text(yaml.safe_dump(PARENT_VALUES, sort_keys=False))
+    (parent / "templates/deployment.yaml").write_text(PARENT_DEPLOYMENT)
+    copy_chart(parent / "charts/leasehold")
+    return parent
+
+
+def check_parent_rendering(docs, release):
+    objs = by_kind(docs)
+    kinds = sorted(f"{k}/{n}" for k, n in objs)
+    check(kinds == [f"Deployment/{release}-app", f"Role/{release}", f"RoleBinding/{release}",
+                    f"ServiceAccount/{release}"], f"parent chart objects: {kinds}")
+    spec = objs[("Deployment", f"{release}-app")]["spec"]["template"]["spec"]
+    check(spec["serviceAccountName"] == release, f"serviceAccountName {spec}")
+    (side,) = spec["initContainers"]
+    check(side["name"] == "leasehold" and side["restartPolicy"] == "Always", f"sidecar {side}")
+    check("--lease-name=my-app" in side["args"], f"sidecar args {side['args']}")
+    check(spec["containers"][0]["volumeMounts"] == [
+        {"name": "leasehold-status", "mountPath": "/var/run/leasehold", "readOnly": True}],
+        f"statusMount {spec['containers'][0]}")
+    check([v["name"] for v in spec["volumes"]] == ["leasehold-status"], f"volumes {spec}")
+    rules = objs[("Role", release)]["rules"]
+    check(rules[1]["resourceNames"] == ["my-app"], f"Role limited to the parent's lease: {rules}")
+
+
+def check_subchart(helm, _args):
+    with tempfile.TemporaryDirectory() as tmp:
+        parent = make_parent_chart(tmp)
+        docs = helm.render(chart=parent, release="shop")
+        check_parent_rendering(docs, "shop")
+        print("ok: as a dependency (global values added by helm pass the schema): "
+              + ", ".join(sorted(f"{d['kind']}/{d['metadata']['name']}" for _, d in docs)))
+        helm.lint(chart=parent)
+        print("ok: helm lint --strict of the parent chart")
+        r = helm.template({"leasehold": {"httpPort": 0}}, chart=parent, release="shop", ok=False)
+        out = r.stdout + r.stderr
+        check(r.returncode != 0 and SCHEMA_ERROR in out and "httpPort" in out,
+              f"the subchart's schema must apply to the parent's leasehold values:\n{out}")
+        print(f"ok: parent's leasehold.httpPort=0 rejected by the subchart schema: "
+              f"{first_line(out, 'httpPort')}")
 
 
 # --- schema ----------------------------------------------------------------------------------
 
+# (override, the key helm and jsonschema must name)
 BAD_VALUES = {
-    "unknown key": {"leaseNmae": "x"},
-    "sub-second lease duration": {"timings": {"leaseDuration": "1500ms"}},
-    "duration without unit": {"timings": {"retryPeriod": "2"}},
-    "bad pod label key": {"podLabel": "leader is me"},
-    "log format": {"logFormat": "xml"},
-    "port zero": {"httpPort": 0},
-    "replicas as string": {"example": {"replicas": "3"}},
-    "flag without dashes": {"extraArgs": ["follower-mode=poll"]},
-    "lease name with capitals": {"leaseName": "My-Lease"},
-    "pull policy": {"image": {"pullPolicy": "Sometimes"}},
+    "unknown key": ({"leaseNmae": "x"}, "leaseNmae"),
+    "sub-second lease duration": ({"timings": {"leaseDuration": "1500ms"}}, "leaseDuration"),
+    "duration without unit": ({"timings": {"retryPeriod": "2"}}, "retryPeriod"),
+    "bad pod label key": ({"podLabel": "leader is me"}, "podLabel"),
+    "log format": ({"logFormat": "xml"}, "logFormat"),
+    "port zero": ({"httpPort": 0}, "httpPort"),
+    "replicas as string": ({"example": {"replicas": "3"}}, "replicas"),
+    "flag without dashes": ({"extraArgs": ["follower-mode=poll"]}, "extraArgs"),
+    "lease name with capitals": ({"leaseName": "My-Lease"}, "leaseName"),
+    "pull policy": ({"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
 }
 
 
-def load_values(chart):
-    return yaml.safe_load((chart / "values.yaml").read_text())
-
-
 def jsonschema_errors(instance, schema):
-    try:
-        import jsonschema  # noqa: PLC0415 (optional cross-check)
-    except ImportError:
-        return None
     validator = jsonschema.Draft7Validator(schema)
-    return sorted(e.message for e in validator.iter_errors(instance))
+    return sorted((f"/{'/'.join(map(str, e.absolute_path))}: {e.message}"
+                   for e in validator.iter_errors(instance)))
 
 
-def check_schema(root):
-    chart = root / "charts/leasehold"
-    schema = json.loads((chart / "values.schema.json").read_text())
-    values = load_values(chart)
-    errors = jsonschema_lite.validate(values, schema)
+def check_schema(helm, _args):
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    jsonschema.Draft7Validator.check_schema(schema)
+    values = load_values()
+    errors = jsonschema_errors(values, schema)
     check(not errors, f"values.yaml does not validate: {errors}")
-    other = jsonschema_errors(values, schema)
-    check(not other, f"values.yaml does not validate with jsonschema: {other}")
-    print("ok: values.yaml validates against values.schema.json"
-          + ("" if other is None else " (also with the jsonschema package)"))
-    as_dependency = dict(values, **{"global": {"imageRegistry": "x"}})
-    check(not jsonschema_lite.validate(as_dependency, schema),
-          "as a dependency Helm adds `global` to the values: the schema must allow it")
-    meta = yaml.safe_load((chart / "Chart.yaml").read_text())
+    print("ok: values.schema.json is valid draft 7 and values.yaml passes it (python3-jsonschema)")
+    meta = chart_meta()
     check(meta["apiVersion"] == "v2", "Chart.yaml apiVersion must be v2")
     check(values["image"]["tag"] == str(meta["appVersion"]),
           f"values image.tag {values['image']['tag']} != Chart appVersion {meta['appVersion']}")
-    for what, override in BAD_VALUES.items():
-        bad = gotemplate.deep_merge(values, override)
-        errors = jsonschema_lite.validate(bad, schema)
-        check(errors, f"the schema accepted bad values ({what}): {override}")
-        other = jsonschema_errors(bad, schema)
-        check(other is None or other, f"jsonschema accepted bad values ({what})")
-        print(f"ok: rejects {what}: {errors[0]}")
+    for what, (override, key) in BAD_VALUES.items():
+        errors = jsonschema_errors(deep_merge(values, override), schema)
+        check(errors and any(key in e for e in errors),
+              f"python3-jsonschema accepted bad values ({what}) or did not name {key}: {errors}")
+        for action in (helm.template, helm.lint):
+            r = action(override, ok=False)
+            out = r.stdout + r.stderr
+            check(r.returncode != 0 and SCHEMA_ERROR in out,
+                  f"helm {action.__name__} accepted bad values ({what}): {override}\n{out}")
+            check(key in out, f"helm {action.__name__}: the schema error does not name {key}:\n{out}")
+        print(f"ok: rejects {what}: jsonschema {errors[0]!r}; helm {first_line(out, key)!r}")
+    skipped = helm.template(BAD_VALUES["port zero"][0], extra=["--skip-schema-validation"])
+    check("--http-address=127.0.0.1:0" in skipped, "--skip-schema-validation rendering")
+    print("ok: with --skip-schema-validation httpPort=0 renders: the schema is what refused it")
 
 
 # --- render ----------------------------------------------------------------------------------
@@ -292,41 +423,20 @@ def check_rendered(docs, values, chart_meta):
         check(svc is None, "no leader Service expected")
 
 
-def render(root, overrides):
-    return gotemplate.render_chart(root / "charts/leasehold", overrides)
-
-
-def check_render(root, yamllint_out=None):
-    chart = root / "charts/leasehold"
-    meta = yaml.safe_load((chart / "Chart.yaml").read_text())
-    schema = json.loads((chart / "values.schema.json").read_text())
-    base = load_values(chart)
+def check_render(helm, _args):
+    meta = chart_meta()
+    base = load_values()
     for what, overrides in VARIANTS.items():
-        values = gotemplate.deep_merge(base, overrides)
-        check(not jsonschema_lite.validate(values, schema), f"{what}: values invalid")
-        rendered = render(root, overrides)
-        docs = gotemplate.documents(rendered)
+        values = deep_merge(base, overrides)
+        docs = helm.render(overrides)
         check_rendered(docs, values, meta)
-        notes = rendered["templates/NOTES.txt"]
-        lease = values["leaseName"] or values["fullnameOverride"] or "leasehold"
-        check(f"get lease {lease}" in notes, f"{what}: NOTES.txt shows kubectl get lease")
-        if values["podLabel"]:
-            check(f"get pods -l {values['podLabel']}=true" in notes, "NOTES: leader pod")
-        if yamllint_out is not None:
-            slug = re.sub(r"[^a-z]+", "-", what.lower()).strip("-")
-            for rel, text in rendered.items():
-                if rel.endswith(".yaml") and text.strip():
-                    out = yamllint_out / slug / rel
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_text(text.strip("\n") + "\n")
         kinds = sorted(f"{d['kind']}/{d['metadata']['name']}" for _, d in docs)
         print(f"ok: render {what}: {', '.join(kinds)}")
-    try:
-        render(root, {"leaderService": {"enabled": True}})
-    except gotemplate.TemplateFail as e:
-        print(f"ok: leaderService without podLabel fails: {e}")
-    else:
-        raise Failure("leaderService.enabled without podLabel must fail")
+    r = helm.template({"leaderService": {"enabled": True}}, ok=False)
+    out = r.stdout + r.stderr
+    check(r.returncode != 0 and "leaderService.enabled needs podLabel" in out,
+          f"leaderService.enabled without podLabel must fail: {out}")
+    print(f"ok: leaderService without podLabel fails: {first_line(out, 'needs podLabel')}")
 
 
 # --- manifests -------------------------------------------------------------------------------
@@ -370,16 +480,17 @@ def manifest_docs(root):
     return docs
 
 
-def sidecar_of(deployment):
-    spec = deployment["spec"]["template"]["spec"]
+def sidecar_of(obj):
+    """The leasehold container of a Deployment or a Pod."""
+    spec = obj["spec"].get("template", obj)["spec"]
     return next(c for c in spec.get("initContainers", []) + spec["containers"]
                 if c["name"] == "leasehold")
 
 
-def check_manifests(root):
-    chart = {k: normalise(v) for k, v in by_kind(gotemplate.documents(render(root, {}))).items()
+def check_manifests(helm, _args):
+    chart = {k: normalise(v) for k, v in by_kind(helm.render()).items()
              if k[0] != "Pod"}  # the helm test pod exists only in the chart
-    plain = {k: normalise(v) for k, v in by_kind(manifest_docs(root)).items()}
+    plain = {k: normalise(v) for k, v in by_kind(manifest_docs(ROOT)).items()}
     check(set(chart) == set(plain), f"objects differ: chart {sorted(chart)} vs manifests "
                                     f"{sorted(plain)}")
     # The three things that must never drift, with readable messages, then everything.
@@ -408,30 +519,36 @@ def yamllint(paths):
     return r.returncode, (r.stdout + r.stderr).strip()
 
 
-def plain_yaml_files(root):
-    files = [root / "charts/leasehold/Chart.yaml", root / "charts/leasehold/values.yaml",
-             HERE / "yamllint.yaml"]
+def plain_yaml_files():
+    files = [CHART / "Chart.yaml", CHART / "values.yaml", HERE / "yamllint.yaml"]
     for d in ("manifests", "examples"):
-        files += sorted((root / d).rglob("*.yaml")) + sorted((root / d).rglob("*.yml"))
+        files += sorted((ROOT / d).rglob("*.yaml")) + sorted((ROOT / d).rglob("*.yml"))
     return files
 
 
-def check_yamllint(root):
+def slug(what):
+    return re.sub(r"[^a-z]+", "-", what.lower()).strip("-")
+
+
+def check_yamllint(helm, _args):
     try:
         subprocess.run(["yamllint", "--version"], capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         raise Failure("yamllint is not installed (scripts/install-deps.sh installs it)")
-    files = plain_yaml_files(root)
+    files = plain_yaml_files()
     rc, out = yamllint(files)
     check(rc == 0, f"yamllint:\n{out}")
     print(f"ok: yamllint --strict: {len(files)} plain YAML files")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        check_render(root, yamllint_out=tmp / "rendered")
+        for what, overrides in VARIANTS.items():
+            helm.template(overrides, extra=["--output-dir", tmp / "rendered" / slug(what)])
         rendered = sorted((tmp / "rendered").rglob("*.yaml"))
+        check(len(rendered) >= 4 * len(VARIANTS), f"helm --output-dir wrote only {rendered}")
         rc, out = yamllint(rendered)
         check(rc == 0, f"yamllint on the rendered chart:\n{out}")
-        print(f"ok: yamllint --strict: {len(rendered)} rendered files")
+        print(f"ok: yamllint --strict: {len(rendered)} files of `helm template --output-dir` "
+              f"({len(VARIANTS)} variants)")
         broken = tmp / "broken.yaml"
         broken.write_text("a: 1\n  b: 2\n")
         rc, out = yamllint([broken])
@@ -455,9 +572,12 @@ def shell_scripts(docs):
     return out
 
 
-def check_shell(root):
-    scripts = shell_scripts(gotemplate.documents(render(root, {})))
-    scripts += shell_scripts(manifest_docs(root))
+def check_shell(helm, _args):
+    scripts = []
+    for what, overrides in VARIANTS.items():
+        found = shell_scripts(helm.render(overrides))
+        scripts += [(f"[{what}] {w}", s) for w, s in found]
+    scripts += shell_scripts(manifest_docs(ROOT))
     check(scripts, "no container scripts found")
     for where, script in scripts:
         r = subprocess.run(["shellcheck", "-s", "sh", "-"], input=script, capture_output=True,
@@ -467,7 +587,7 @@ def check_shell(root):
                        capture_output=True, text=True)
     check(r.returncode != 0, "shellcheck accepted a bad script")
     print(f"ok: shellcheck: {len(scripts)} container scripts "
-          f"({', '.join(w for w, _ in scripts)})")
+          f"({len({s for _, s in scripts})} distinct) of {len(VARIANTS)} variants and manifests/")
 
 
 # --- flags -------------------------------------------------------------------------------------
@@ -481,63 +601,69 @@ current-context: c
 """
 
 
-def check_flags(root, sidecar):
+def check_flags(helm, args):
     """The binary itself accepts the flags of every rendered variant (--print-config)."""
+    sidecar = args.sidecar
     check(sidecar, "flags: needs --sidecar BIN")
-    base = load_values(root / "charts/leasehold")
+    base = load_values()
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
         kubeconfig.write_text(DUMMY_KUBECONFIG)
         env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
                "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": tmp}
         for what, overrides in VARIANTS.items():
-            values = gotemplate.deep_merge(base, overrides)
-            docs = gotemplate.documents(render(root, overrides))
-            deps = [d for _, d in docs if d["kind"] == "Deployment"]
-            if not deps:
-                continue
-            args = sidecar_of(deps[0])["args"]
-            r = subprocess.run([str(sidecar), *args, "--print-config"], capture_output=True,
-                               text=True, timeout=10, env=env)
-            check(r.returncode == 0, f"{what}: leasehold rejects the chart's flags {args}: "
-                                     f"{r.stderr.strip()}")
-            cfg = yaml.safe_load(r.stdout)
-            t = values["timings"]
-            want = {"leaseName": values["leaseName"] or values["fullnameOverride"] or "leasehold",
-                    "leaseDuration": t["leaseDuration"], "renewDeadline": t["renewDeadline"],
-                    "retryPeriod": t["retryPeriod"],
-                    "httpAddress": f"127.0.0.1:{values['httpPort']}",
-                    "probeAddress": f"0.0.0.0:{values['probePort']}",
-                    "statusFile": ("/var/run/leasehold/status.json"
-                                   if values["statusFile"]["enabled"] else None),
-                    "podLabel": values["podLabel"] or None,
-                    "logFormat": values["logFormat"], "logLevel": values["logLevel"]}
-            got = {k: cfg.get(k) or None for k in want}  # unset prints "" or ~
-            check(got == want, f"{what}: effective configuration {got} != {want}")
-            print(f"ok: leasehold accepts the flags of {what!r}")
+            values = deep_merge(base, overrides)
+            docs = helm.render(overrides)
+            pods = [sidecar_of(d) for _, d in docs if d["kind"] in ("Deployment", "Pod")]
+            for c in pods:
+                r = subprocess.run([str(sidecar), *c["args"], "--print-config"],
+                                   capture_output=True, text=True, timeout=10, env=env)
+                check(r.returncode == 0, f"{what}: leasehold rejects the chart's flags "
+                                         f"{c['args']}: {r.stderr.strip()}")
+                cfg = yaml.safe_load(r.stdout)
+                t = values["timings"]
+                want = {"leaseName": (values["leaseName"] or values["fullnameOverride"]
+                                      or "leasehold"),
+                        "leaseDuration": t["leaseDuration"], "renewDeadline": t["renewDeadline"],
+                        "retryPeriod": t["retryPeriod"],
+                        "httpAddress": f"127.0.0.1:{values['httpPort']}",
+                        "probeAddress": f"0.0.0.0:{values['probePort']}",
+                        "statusFile": ("/var/run/leasehold/status.json"
+                                       if values["statusFile"]["enabled"] else None),
+                        "podLabel": values["podLabel"] or None,
+                        "logFormat": values["logFormat"], "logLevel": values["logLevel"]}
+                got = {k: cfg.get(k) or None for k in want}  # unset prints "" or ~
+                check(got == want, f"{what}: effective configuration {got} != {want}")
+            if pods:
+                print(f"ok: leasehold accepts the flags of {what!r} ({len(pods)} pod specs)")
 
 
-CHECKS = {"templates": check_templates, "shell": check_shell, "flags": check_flags,
-          "schema": check_schema, "render": check_render,
+CHECKS = {"lint": check_lint, "subchart": check_subchart, "shell": check_shell,
+          "flags": check_flags, "schema": check_schema, "render": check_render,
           "manifests": check_manifests, "yamllint": check_yamllint}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--root", type=Path, default=HERE.parent.parent)
+    ap.add_argument("--helm", type=Path, help="the helm binary (default: build/realkube/bin/helm)")
     ap.add_argument("--sidecar", type=Path, help="the leasehold binary (for `flags`)")
-    ap.add_argument("checks", nargs="*", default=list(CHECKS))
+    ap.add_argument("checks", nargs="*", metavar="CHECK", help=" ".join(CHECKS))
     args = ap.parse_args()
-    failed = []
+    unknown = [c for c in args.checks if c not in CHECKS]
+    if unknown:
+        ap.error(f"unknown check {' '.join(unknown)} (choose from {' '.join(CHECKS)})")
+    try:
+        helm = Helm(args.helm)
+    except HelmMissing as e:
+        print(f"FAIL: {e}")
+        return 1
     names = args.checks or [c for c in CHECKS if c != "flags" or args.sidecar]
+    failed = []
     for name in names:
         print(f"=== {name}")
         try:
-            if name == "flags":
-                check_flags(args.root.resolve(), args.sidecar)
-            else:
-                CHECKS[name](args.root.resolve())
-        except (Failure, gotemplate.TemplateError, jsonschema_lite.SchemaError) as e:
+            CHECKS[name](helm, args)
+        except (Failure, HelmError) as e:
             print(f"FAIL {name}: {e}")
             failed.append(name)
     print("FAILED: " + " ".join(failed) if failed else "PASS")

@@ -14,8 +14,9 @@ manifests          election, a graceful handover (SIGTERM: release) and a crash 
                    leasehold_api_requests_total{code="403"} and its log), and the Lease and
                    the server's counters show the rules were exercised (create, get, update,
                    watch).
-pod_label          the chart rendered with podLabel set (it adds get/patch on pods) and the
-                   sidecars run with --pod-label: no 403, and the leader's pod gets the label.
+pod_label          the chart rendered by helm (tests/deploy/helmcmd.py: $LEASEHOLD_HELM, else
+                   build/realkube/bin/helm) with podLabel set (it adds get/patch on pods) and
+                   the sidecars run with --pod-label: no 403, and the leader's pod gets the label.
 missing_rule       the same Role with one rule or verb removed (create; watch; events) must
                    produce a 403 for exactly that: the check can fail.
 """
@@ -35,8 +36,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(ROOT / "tests/integration"))
 sys.path.insert(0, str(HERE))
 
-import gotemplate  # noqa: E402
 import harness  # noqa: E402
+import helmcmd  # noqa: E402
 from harness import D, P, TIMINGS, Env, check, http_get, log, the_leader, wait_for  # noqa: E402
 
 SA = "leasehold"
@@ -185,8 +186,7 @@ def manifests(env_args):
 
 
 def pod_label(env_args):
-    chart = gotemplate.render_chart(ROOT / "charts/leasehold", {"podLabel": POD_LABEL})
-    docs = [d for _, d in gotemplate.documents(chart)]
+    docs = [d for _, d in helmcmd.Helm().render({"podLabel": POD_LABEL})]
     rules = next(d for d in docs if d["kind"] == "Role")["rules"]
     check(any("pods" in r["resources"] for r in rules), "the chart must grant pods with podLabel")
     dep = next(d for d in docs if d["kind"] == "Deployment")

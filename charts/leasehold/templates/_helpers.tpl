@@ -4,9 +4,8 @@ this chart as a dependency called "leasehold"); see charts/leasehold/README.md. 
 .Values (this chart's values), .Release and .Chart, so you can pass them
   (dict "Values" .Values.leasehold "Release" .Release "Chart" .Chart)
 
-Keep these templates to the constructs tests/deploy/gotemplate.py renders: if/else/end,
-range, define/include, and the functions it lists. The tests render the chart with it and
-compare the result with manifests/.
+tests/deploy/test_chart.py renders the chart with helm and compares the result with
+manifests/; tests/deploy/test_helm_real.py installs it on a real kube-apiserver.
 */}}
 
 {{/* The name of every object of the release. */}}

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""The chart and manifests/ on the real kube-apiserver (tests/realkube), with real helm and kubectl.
+
+    test_helm_real.py [--helm BIN] [--kubectl BIN] [--control-plane DIR] [STEP...]
+        STEP: manifests variants install reject upgrade test uninstall (default: all, in order;
+              upgrade/test/uninstall need install)
+
+The control plane is etcd + kube-apiserver only (tests/realkube/start.sh): no controller-manager,
+scheduler or kubelet. Objects are validated, defaulted and admitted for real, but a Deployment
+gets no Pods and a Pod never runs. --control-plane DIR uses one already `up` in DIR (and leaves it
+running); otherwise start.sh brings one up in a temporary directory and down at the end. The
+namespaces have the process id in their names: without a controller-manager a deleted namespace
+stays Terminating, so a reused control plane cannot get the same names back.
+
+manifests  `kubectl apply --dry-run=server -f manifests/` is accepted (and creates nothing);
+           a copy with requests above limits, or with a misspelt field, is refused by the server.
+variants   every value combination test_chart.py renders, and the subchart usage of the chart
+           README, `helm template` | `kubectl apply --dry-run=server`: all accepted.
+install    a copy of the chart that asks for Kubernetes >= 1.99 is refused by helm with the
+           server's real version; then `helm install`: Chart.yaml's kubeVersion passes for
+           real, NOTES are shown, and the server's objects are the rendered ones (the native
+           sidecar's restartPolicy survives the server's validation and defaulting).
+reject     values the schema allows but the server does not (sidecar requests above limits):
+           `helm install` fails with the server's 422 message; the failed release uninstalls.
+upgrade    `helm upgrade` to podLabel + leader Service + other timings + no status file: the
+           Role gains pods get/patch, the Service appears, the Deployment's flags change,
+           NOTES name the leader pod label; a second upgrade (--reuse-values) drops the Service.
+test       `helm test` creates the test Pod (hook annotation, native sidecar with the chart's
+           flags, ServiceAccount admission's token volume): with nothing to run it, helm times
+           out and keeps the failed Pod (delete policy before-hook-creation,hook-succeeded).
+           Then the kubelet's part is played by hand: once helm has created the new Pod the test
+           writes status.phase=Succeeded (what a kubelet reports when curl exits 0); helm test
+           passes and deletes the Pod (hook-succeeded).
+uninstall  `helm uninstall`: no object with the release's labels is left, nor helm's release
+           Secrets.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests/integration"))
+import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
+from harness import Failure, check, log, wait_for  # noqa: E402
+from helmcmd import CHART, Helm, HelmError, HelmMissing, documents  # noqa: E402
+
+START = ROOT / "tests/realkube/start.sh"
+NS = f"lh-helm-{os.getpid()}"
+VARIANTS_NS = f"lh-variants-{os.getpid()}"
+RELEASE = "leasehold"
+INSTANCE = f"app.kubernetes.io/instance={RELEASE}"
+TEST_POD = f"{RELEASE}-test-leader"
+KINDS = "serviceaccounts,roles,rolebindings,deployments,services,pods,configmaps"
+
+
+class ControlPlane:
+    """tests/realkube/start.sh up/down in a temporary directory; kubectl as admin."""
+
+    def __init__(self, kubectl, reuse=None):
+        self.kubectl_bin = kubectl
+        self.reuse = reuse
+        if reuse:
+            self.dir = Path(reuse)
+        else:
+            self._tmp = tempfile.TemporaryDirectory(prefix="leasehold-helm-real-")
+            self.dir = Path(self._tmp.name) / "cp"
+        self.env = {}
+
+    def __enter__(self):
+        if self.reuse:
+            env = self.dir / "env"
+            check(env.is_file(), f"{env}: no control plane is up there (start.sh up {self.dir})")
+            self.env = dict(ln.split("=", 1) for ln in env.read_text().splitlines() if "=" in ln)
+            return self
+        r = subprocess.run(["bash", str(START), "up", str(self.dir)], capture_output=True,
+                           text=True, timeout=240)
+        if r.returncode != 0:
+            self.__exit__()
+            raise Failure(f"start.sh up failed ({r.returncode}):\n{r.stderr.strip()}")
+        self.env = dict(ln.split("=", 1) for ln in r.stdout.splitlines() if "=" in ln)
+        return self
+
+    def __exit__(self, *exc):
+        if self.reuse:
+            return
+        subprocess.run(["bash", str(START), "down", str(self.dir)], capture_output=True,
+                       timeout=60)
+        self._tmp.cleanup()
+
+    def kubectl(self, *args, ok=True, input=None, timeout=60):
+        r = subprocess.run([self.kubectl_bin, "--kubeconfig", self.env["KUBECONFIG"],
+                            *map(str, args)], capture_output=True, text=True, input=input,
+                           timeout=timeout)
+        if ok and r.returncode != 0:
+            raise Failure(f"kubectl {' '.join(map(str, args))}: {r.stderr.strip()}")
+        return r
+
+    def get(self, *args):
+        return json.loads(self.kubectl("get", "-o", "json", *args).stdout)
+
+    def exists(self, *args):
+        r = self.kubectl("get", "-o", "name", *args, ok=False)
+        if r.returncode != 0 and "NotFound" not in r.stderr:
+            raise Failure(f"kubectl get {' '.join(args)}: {r.stderr.strip()}")
+        return r.returncode == 0
+
+    def names(self, kinds, ns, selector):
+        out = self.kubectl("get", kinds, "-n", ns, "-l", selector, "-o", "name").stdout
+        return sorted(out.split())
+
+
+def short(name):
+    """kubectl's role.rbac.authorization.k8s.io/x as role/x."""
+    kind, _, obj = name.partition("/")
+    return f"{kind.split('.')[0]}/{obj}"
+
+
+def out_of(r):
+    return (r.stdout + r.stderr).strip()
+
+
+def applied(cp, docs, ns):
+    """kubectl apply --dry-run=server of these objects; returns the server's lines."""
+    stream = yaml.safe_dump_all(docs, sort_keys=False)
+    r = cp.kubectl("apply", "--dry-run=server", "-n", ns, "-f", "-", input=stream, ok=False)
+    check(r.returncode == 0, f"the server refused: {out_of(r)}")
+    lines = r.stdout.split("\n")
+    check(sum("(server dry run)" in ln for ln in lines) == len(docs),
+          f"expected {len(docs)} server dry-run results: {r.stdout}")
+    return [ln for ln in lines if ln]
+
+
+# --- steps ------------------------------------------------------------------------------------
+
+
+def step_manifests(cp, helm, state):
+    r = cp.kubectl("apply", "--dry-run=server", "-f", ROOT / "manifests", ok=False)
+    check(r.returncode == 0, f"kubectl apply --dry-run=server -f manifests/: {out_of(r)}")
+    lines = r.stdout.strip().splitlines()
+    check(len(lines) == 4 and all("created (server dry run)" in ln for ln in lines),
+          f"expected 4 objects created (server dry run): {r.stdout}")
+    for ln in lines:
+        log(f"ok: {ln}")
+    for path in sorted((ROOT / "manifests").glob("*.yaml")):
+        check(not cp.exists("-f", path), f"a server dry run created {path.name}'s objects")
+    log("ok: the dry run created nothing")
+    dep_text = (ROOT / "manifests/deployment.yaml").read_text()
+    for what, old, new, want in (
+            ("sidecar requests above its limits", "\n              memory: 16Mi",
+             "\n              memory: 64Mi",  # the first one: the sidecar's requests
+             "initContainers[0].resources.requests: Invalid value: \"64Mi\": must be less than"),
+            ("a misspelt field", "\n          restartPolicy: Always",
+             "\n          restartPolcy: Always",
+             'unknown field "spec.template.spec.initContainers[0].restartPolcy"')):
+        check(old in dep_text, f"manifests/deployment.yaml: no {old!r} to mutate")
+        r = cp.kubectl("apply", "--dry-run=server", "-f", "-",
+                       input=dep_text.replace(old, new, 1), ok=False)
+        check(r.returncode != 0 and want in r.stderr,
+              f"the server must refuse {what}: rc {r.returncode}: {out_of(r)}")
+        log(f"ok: refused, {what}: {r.stderr.strip().splitlines()[0][:200]}")
+
+
+def step_variants(cp, helm, state):
+    cp.kubectl("create", "namespace", VARIANTS_NS)
+    renderings = [(what, helm.render(o, namespace=VARIANTS_NS))
+                  for what, o in test_chart.VARIANTS.items()]
+    with tempfile.TemporaryDirectory() as tmp:
+        parent = test_chart.make_parent_chart(tmp)
+        renderings.append(("subchart (chart README)",
+                           helm.render(chart=parent, release="shop", namespace=VARIANTS_NS)))
+    for what, rendered in renderings:
+        docs = [d for _, d in rendered]
+        # The ServiceAccount admission plugin refuses a Pod whose ServiceAccount does not exist,
+        # and a dry run stores nothing: create the ServiceAccounts first (as an install would).
+        for d in docs:
+            if d["kind"] == "ServiceAccount":
+                cp.kubectl("apply", "-n", VARIANTS_NS, "-f", "-", input=yaml.safe_dump(d))
+        lines = applied(cp, docs, VARIANTS_NS)
+        kinds = ", ".join(ln.split(" ")[0] for ln in lines)
+        log(f"ok: server dry run accepts {what}: {kinds}")
+
+
+def step_install(cp, helm, state):
+    cp.kubectl("create", "namespace", NS)
+    with tempfile.TemporaryDirectory() as tmp:
+        chart = test_chart.copy_chart(Path(tmp) / "leasehold")
+        meta = chart / "Chart.yaml"
+        meta.write_text(meta.read_text().replace('kubeVersion: ">=1.25.0-0"',
+                                                 'kubeVersion: ">=1.99.0-0"'))
+        r = helm.run("install", "future", chart, "-n", NS, ok=False)
+        want = f"incompatible with Kubernetes v{helm.kube_version}"
+        check(r.returncode != 0 and want in out_of(r),
+              f"a chart asking for Kubernetes >= 1.99 must be refused ({want}): {out_of(r)}")
+        log(f"ok: helm checks kubeVersion against the server: {test_chart.first_line(out_of(r), want)}")
+    check(not helm.run("list", "-n", NS, "-q").stdout.strip(), "the refused install left a release")
+
+    r = helm.run("install", RELEASE, CHART, "-n", NS)
+    check("STATUS: deployed" in r.stdout, f"helm install: {r.stdout}")
+    check(f"kubectl -n {NS} get lease {RELEASE}" in r.stdout, f"NOTES: {r.stdout}")
+    log(f"ok: helm install on Kubernetes v{helm.kube_version} (chart kubeVersion "
+        f"{test_chart.chart_meta()['kubeVersion']}): "
+        f"{test_chart.first_line(r.stdout, 'STATUS')}; NOTES show `get lease {RELEASE}`")
+    rendered = test_chart.by_kind(helm.render(namespace=NS))
+    names = cp.names(KINDS, NS, INSTANCE)
+    want = sorted(f"{k.lower()}/{n}" for k, n in rendered if k != "Pod")
+    check(sorted(map(short, names)) == want, f"objects of the release: {names}, rendered {want}")
+    role = cp.get("role", RELEASE, "-n", NS)
+    check(role["rules"] == rendered[("Role", RELEASE)]["rules"], f"Role rules {role['rules']}")
+    dep = cp.get("deployment", RELEASE, "-n", NS)
+    side = test_chart.sidecar_of(dep)
+    want_side = test_chart.sidecar_of(rendered[("Deployment", RELEASE)])
+    check(side["args"] == want_side["args"], f"sidecar args {side['args']}")
+    check(side.get("restartPolicy") == "Always",
+          f"the server dropped the native sidecar's restartPolicy: {side}")
+    check(dep["metadata"]["labels"].get("app.kubernetes.io/managed-by") == "Helm"
+          and dep["metadata"]["annotations"].get("meta.helm.sh/release-name") == RELEASE,
+          f"helm's ownership metadata: {dep['metadata']}")
+    log(f"ok: on the server: {', '.join(names)}; Role rules and sidecar flags as rendered, "
+        f"native sidecar kept (restartPolicy: Always); no Pods: no controller-manager")
+    state["installed"] = True
+
+
+def step_reject(cp, helm, state):
+    r = helm.run("install", "bad", CHART, "-n", NS, "--set", "fullnameOverride=bad",
+                 "--set", "resources.requests.memory=64Mi", "--set", "tests.enabled=false",
+                 ok=False)
+    want = "must be less than or equal to memory limit"
+    check(r.returncode != 0 and want in out_of(r), f"helm install must fail with the server's "
+                                                   f"validation error: {out_of(r)}")
+    log(f"ok: server refuses requests > limits: {test_chart.first_line(out_of(r), want)[:220]}")
+    status = helm.run("status", "bad", "-n", NS, ok=False).stdout
+    check("STATUS: failed" in status, f"the release should be recorded as failed: {status}")
+    helm.run("uninstall", "bad", "-n", NS)
+    check(not cp.names(KINDS, NS, "app.kubernetes.io/instance=bad"), "the failed release's objects")
+    log("ok: the failed release is recorded as failed and uninstalls cleanly")
+
+
+UPGRADE = {"podLabel": "leasehold.io/leader", "leaderService": {"enabled": True},
+           "timings": {"leaseDuration": "30s", "renewDeadline": "20s", "retryPeriod": "4s"},
+           "statusFile": {"enabled": False}}
+
+
+def step_upgrade(cp, helm, state):
+    check(state.get("installed"), "needs install")
+    r = helm.run("upgrade", RELEASE, CHART, "-n", NS, *helm.value_args(UPGRADE))
+    check("REVISION: 2" in r.stdout, f"helm upgrade: {r.stdout}")
+    notes = helm.run("get", "notes", RELEASE, "-n", NS).stdout
+    check("get pods -l leasehold.io/leader=true" in notes, f"NOTES after upgrade: {notes}")
+    role = cp.get("role", RELEASE, "-n", NS)
+    check({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]} in role["rules"],
+          f"Role after upgrade: {role['rules']}")
+    svc = cp.get("service", f"{RELEASE}-leader", "-n", NS)
+    check(svc["spec"]["selector"].get("leasehold.io/leader") == "true", f"Service {svc['spec']}")
+    dep = cp.get("deployment", RELEASE, "-n", NS)
+    args = test_chart.sidecar_of(dep)["args"]
+    for a in ("--pod-label=leasehold.io/leader", "--lease-duration=30s", "--renew-deadline=20s",
+              "--retry-period=4s"):
+        check(a in args, f"{a} missing after upgrade: {args}")
+    check(not any(a.startswith("--status-file") for a in args)
+          and "volumes" not in dep["spec"]["template"]["spec"], f"status file left: {dep}")
+    check(dep["metadata"]["generation"] == 2, f"generation {dep['metadata']['generation']}")
+    log(f"ok: helm upgrade (revision 2): Role + pods get/patch, Service {RELEASE}-leader "
+        f"selects leasehold.io/leader=true, flags {' '.join(args[1:4])} --pod-label, no status "
+        f"file; NOTES name the leader pod label")
+    r = helm.run("upgrade", RELEASE, CHART, "-n", NS, "--reuse-values",
+                 "--set", "leaderService.enabled=false")
+    check("REVISION: 3" in r.stdout, f"second upgrade: {r.stdout}")
+    check(not cp.exists("service", f"{RELEASE}-leader", "-n", NS),
+          "the Service must be deleted when leaderService is switched off")
+    check("--pod-label=leasehold.io/leader" in
+          test_chart.sidecar_of(cp.get("deployment", RELEASE, "-n", NS))["args"],
+          "--reuse-values kept podLabel")
+    log("ok: helm upgrade --reuse-values --set leaderService.enabled=false (revision 3): "
+        "Service deleted, podLabel kept")
+
+
+def helm_test_async(helm, timeout):
+    argv = [str(helm.path), "test", RELEASE, "-n", NS, "--timeout", timeout]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=helm.env)
+
+
+def test_pod(cp):
+    r = cp.kubectl("get", "pod", TEST_POD, "-n", NS, "-o", "json", ok=False)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def step_test(cp, helm, state):
+    check(state.get("installed"), "needs install")
+    hooks = {d["metadata"]["name"]: d for _, d in
+             documents(helm.run("get", "hooks", RELEASE, "-n", NS).stdout)}
+    check(TEST_POD in hooks, f"the release has no test hook: {sorted(hooks)}")
+    rendered = hooks[TEST_POD]
+    # 1. Nothing runs the Pod: helm creates it, waits, times out and keeps it.
+    t0 = time.monotonic()
+    proc = helm_test_async(helm, "15s")
+    try:
+        pod = wait_for("helm test to create the test Pod", lambda: test_pod(cp), 30, 0.2)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check(proc.returncode != 0 and "Phase:          Failed" in out
+          and "timed out waiting for the condition" in out,
+          f"without a kubelet helm test must time out waiting for the Pod: {out}")
+    log(f"ok: helm test created pod/{TEST_POD} and timed out after {time.monotonic() - t0:.0f} s "
+        f"(Phase: Failed, {test_chart.first_line(out, 'timed out')!r})")
+    meta, spec = pod["metadata"], pod["spec"]
+    check(meta["annotations"].get("helm.sh/hook") == "test", f"hook annotation {meta}")
+    check(pod["status"].get("phase") == "Pending", f"phase {pod['status']}")
+    side = test_chart.sidecar_of(pod)
+    check(side.get("restartPolicy") == "Always"
+          and side["args"] == test_chart.sidecar_of(rendered)["args"],
+          f"test Pod's sidecar: {side}")
+    check(spec["serviceAccountName"] == RELEASE, f"serviceAccountName {spec}")
+    injected = [v["name"] for v in spec.get("volumes", []) if "projected" in v
+                and v["name"].startswith("kube-api-access-")]
+    check(injected and all(any(m["name"] == injected[0] for m in c.get("volumeMounts", []))
+                           for c in spec["initContainers"] + spec["containers"]),
+          f"the ServiceAccount admission plugin must add the token volume: {spec}")
+    script = spec["containers"][0]["command"][-1]
+    check("curl" in script and "/leader" in script, f"test script {script}")
+    log(f"ok: the test Pod as admitted: hook=test, Pending, native sidecar with the release's "
+        f"flags, {injected[0]} (projected token) added by the ServiceAccount admission plugin")
+    check(test_pod(cp) is not None, "a failed test Pod is kept for its logs")
+    log("ok: the failed test Pod is kept (delete policy before-hook-creation,hook-succeeded)")
+
+    # 2. The kubelet's part by hand: the new Pod "ran and exited 0".
+    old_uid = meta["uid"]
+    proc = helm_test_async(helm, "60s")
+    try:
+        def new_pod():
+            p = test_pod(cp)
+            return p if p and p["metadata"]["uid"] != old_uid else None
+        pod = wait_for("helm test to replace the old test Pod", new_pod, 45, 0.2)
+        status = {"status": {"phase": "Succeeded", "conditions": [
+            {"type": "Ready", "status": "False", "reason": "PodCompleted"}]}}
+        cp.kubectl("patch", "pod", TEST_POD, "-n", NS, "--subresource=status", "--type=merge",
+                   "-p", json.dumps(status))
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check(proc.returncode == 0 and "Phase:          Succeeded" in out,
+          f"helm test after the Pod succeeded: rc {proc.returncode}: {out}")
+    wait_for("the succeeded test Pod to be deleted (hook-succeeded)",
+             lambda: test_pod(cp) is None, 30, 0.2)
+    log(f"ok: before-hook-creation replaced the Pod (uid {old_uid[:8]} -> "
+        f"{pod['metadata']['uid'][:8]}); status.phase=Succeeded written as a kubelet would: "
+        f"helm test passed ({test_chart.first_line(out, 'Phase')}) and deleted the Pod")
+
+
+def step_uninstall(cp, helm, state):
+    check(state.get("installed"), "needs install")
+    before = cp.names(KINDS, NS, INSTANCE)
+    r = helm.run("uninstall", RELEASE, "-n", NS)
+    check(f'release "{RELEASE}" uninstalled' in r.stdout, f"helm uninstall: {r.stdout}")
+    left = cp.names(KINDS, NS, INSTANCE)
+    check(not left, f"left after helm uninstall: {left}")
+    secrets = cp.names("secrets", NS, "owner=helm")
+    check(not secrets, f"helm release Secrets left: {secrets}")
+    check(not helm.run("list", "-n", NS, "-a", "-q").stdout.strip(), "helm list after uninstall")
+    log(f"ok: helm uninstall removed {', '.join(before)}; nothing with {INSTANCE}, "
+        f"no release Secrets left")
+
+
+STEPS = {"manifests": step_manifests, "variants": step_variants, "install": step_install,
+         "reject": step_reject, "upgrade": step_upgrade, "test": step_test,
+         "uninstall": step_uninstall}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--helm", type=Path, help="the helm binary (default: build/realkube/bin/helm)")
+    ap.add_argument("--kubectl", default="kubectl")
+    ap.add_argument("--control-plane", type=Path, metavar="DIR",
+                    help="use the control plane `tests/realkube/start.sh up DIR` started")
+    ap.add_argument("steps", nargs="*", metavar="STEP", help=" ".join(STEPS))
+    args = ap.parse_args()
+    unknown = [s for s in args.steps if s not in STEPS]
+    if unknown:
+        ap.error(f"unknown step {' '.join(unknown)} (choose from {' '.join(STEPS)})")
+    names = args.steps or list(STEPS)
+    try:
+        with ControlPlane(args.kubectl, args.control_plane) as cp:
+            helm = Helm(args.helm, kubeconfig=cp.env["KUBECONFIG"])
+            server = json.loads(cp.kubectl("get", "--raw", "/version").stdout)["gitVersion"]
+            check(server == f"v{helm.kube_version}",
+                  f"server {server}, tests/realkube/go.mod pins v{helm.kube_version}")
+            log(f"kube-apiserver {server} at {cp.env['APISERVER_URL']}; "
+                f"{helm.run('version', '--short').stdout.strip()}")
+            state, failed = {}, []
+            for name in names:
+                log(f"=== {name}")
+                t0 = time.monotonic()
+                try:
+                    STEPS[name](cp, helm, state)
+                    log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
+                except (Failure, HelmError, subprocess.TimeoutExpired) as e:
+                    log(f"FAIL {name}: {e}")
+                    failed.append(name)
+    except (Failure, HelmMissing) as e:
+        log(f"FAIL: {e}")
+        return 1
+    log("FAILED: " + " ".join(failed) if failed else "PASS")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main())
