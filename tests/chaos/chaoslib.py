@@ -298,22 +298,24 @@ class LeaseHistory(threading.Thread):
     resumes from the last resourceVersion when the stream ends. `gap` is set if the server's
     history window no longer had the versions needed to resume (the checks then say so)."""
 
-    def __init__(self, env, lease, namespace="default"):
+    def __init__(self, env, lease, namespace=None, port=None):
         super().__init__(daemon=True)
-        self.env, self.lease, self.ns = env, lease, namespace
+        self.env, self.lease = env, lease
+        self.ns = namespace or env.namespace
+        self.port = port or env.port  # RealEnv: a kube-apiserver, or a proxy in front of one
         self.records = []  # (t_received, type, resourceVersion, spec)
         self.rv = None
         self.gap = False
         self.stop_event = threading.Event()
         self.sock = None
         self.errors = []
-        self.ctx = ssl.create_default_context(cafile=str(env.dir / "ca.crt"))
+        self.ctx = ssl.create_default_context(cafile=str(env.ca_path))
         self.token = env.tokens["admin"]
         self.connected = threading.Event()
         self.reconnects = 0
 
     def _request(self, path, timeout):
-        conn = http.client.HTTPSConnection("127.0.0.1", self.env.port, context=self.ctx,
+        conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
                                            timeout=timeout)
         conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
         sock = conn.sock  # getresponse() drops it from conn when the answer says close

@@ -3,12 +3,16 @@
 Python standard library only. Every process started here is killed when the Env closes, also on
 failure. Timings are scaled (D=2s, R=1.5s, P=0.3s by default) so scenarios take seconds.
 """
+import asyncio
+import collections
 import http.client
 import json
 import os
 import random
 import signal
 import socket
+import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -106,19 +110,22 @@ def wait_for(what, fn, timeout, interval=0.02):
 
 
 class Sidecar:
+    """One leasehold process in the env's namespace, authenticating as `user` (default: its
+    name). `timings` replaces the scaled TIMINGS (a list of the three flags and values)."""
+
     def __init__(self, env, name, extra_args=(), user=None, kubeconfig=None, env_vars=None,
-                 lease="demo"):
+                 lease="demo", timings=None):
         self.env = env
         self.name = name
         self.port = free_port()
         self.probe_port = free_port()
         self.log_path = env.dir / f"{name}.log"
         self.kubeconfig = kubeconfig or env.kubeconfig_for(user or name)
-        self.args = [env.sidecar_bin, "--lease-name", lease, "--lease-namespace", "default",
+        self.args = [env.sidecar_bin, "--lease-name", lease, "--lease-namespace", env.namespace,
                      "--identity", name, "--kubeconfig", str(self.kubeconfig),
                      "--http-address", f"127.0.0.1:{self.port}",
                      "--probe-address", f"127.0.0.1:{self.probe_port}",
-                     "--log-format", "json", *TIMINGS, *extra_args]
+                     "--log-format", "json", *(timings or TIMINGS), *extra_args]
         self.env_vars = dict(os.environ, POD_NAME=name, POD_IP="127.0.0.1", **(env_vars or {}))
         self.proc = None
 
@@ -300,8 +307,64 @@ class Observer:
         return [s for s in self.sidecars if s.alive() and s.leader()]
 
 
-class Env:
-    """A temp dir with a CA, a server certificate, tokens, the test API server and sidecars."""
+def write_kubeconfig(path, url, ca, user, token=None, token_file=None, namespace="default"):
+    """A kubeconfig with one cluster, one user (a token, or a token file) and one context."""
+    auth = f"    tokenFile: {token_file}\n" if token_file else f"    token: {token}\n"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n"
+        f"    server: {url}\n    certificate-authority: {ca}\n"
+        f"users:\n- name: {user}\n  user:\n{auth}"
+        f"contexts:\n- name: test\n  context:\n    cluster: test\n    user: {user}\n"
+        f"    namespace: {namespace}\ncurrent-context: test\n")
+    return path
+
+
+class _SidecarHost:
+    """What Env and RealEnv share: the sidecars they start and the end of every process."""
+
+    def sidecar(self, name, **kw):
+        s = Sidecar(self, name, **kw)
+        self.sidecars.append(s)
+        return s
+
+    def start_sidecars(self, n, **kw):
+        out = [self.sidecar(f"replica-{i}", **kw) for i in range(n)]
+        for s in out:
+            s.start()
+        return out
+
+    def end_processes(self):
+        for p in self.processes:
+            if p.poll() is None:
+                try:
+                    p.send_signal(signal.SIGCONT)
+                    p.kill()
+                except OSError:
+                    pass
+        for p in self.processes:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def dump_logs(self):
+        for f in sorted(self.dir.glob("*.log")):
+            text = f.read_text(errors="replace").splitlines()
+            print(f"----- {f.name} (last 40 lines) -----")
+            for line in text[-40:]:
+                print(line)
+
+
+class Env(_SidecarHost):
+    """A temp dir with a CA, a server certificate, tokens, the test API server and sidecars.
+
+    Every user is an admin of the test server unless named in `restricted` (then the --rbac
+    file decides). Faults, partitions and counters go through its control port; the methods
+    partition/heal/cut_watches/reset_counters/rotate_token/use_rbac are the ones RealEnv has
+    too, so a scenario written with them runs on both servers."""
+
+    real = False
+    namespace = "default"
 
     def __init__(self, sidecar_bin, apiserver_bin, server_args=()):
         self.sidecar_bin = str(sidecar_bin)
@@ -321,28 +384,10 @@ class Env:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        for p in self.processes:
-            if p.poll() is None:
-                try:
-                    p.send_signal(signal.SIGCONT)
-                    p.kill()
-                except OSError:
-                    pass
-        for p in self.processes:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+        self.end_processes()
         if exc_type is not None:
             self.dump_logs()
         self.tmp.cleanup()
-
-    def dump_logs(self):
-        for f in sorted(self.dir.glob("*.log")):
-            text = f.read_text(errors="replace").splitlines()
-            print(f"----- {f.name} (last 40 lines) -----")
-            for line in text[-40:]:
-                print(line)
 
     def openssl(self, *args):
         subprocess.run(["openssl", *args], check=True, capture_output=True)
@@ -361,7 +406,8 @@ class Env:
                      d / "server.ext", "-out", d / "server.crt")
 
     def add_user(self, user, admin=True, token=None):
-        """Each sidecar gets its own user, so faults and counters can target one of them."""
+        """Each sidecar gets its own user, so faults and counters can target one of them.
+        Returns the token (`token`, if given)."""
         token = token or f"{user}-{os.urandom(8).hex()}"
         self.tokens[user] = token
         self.write_tokens()
@@ -404,6 +450,10 @@ class Env:
         self.server_args = self.server_args + list(extra_args)
         self.start_server()
 
+    @property
+    def ca_path(self):
+        return self.dir / "ca.crt"
+
     def control(self, method, path, body=None):
         code, text = http_request(self.control_port, method, path, body)
         check(code == 200, f"control {method} {path}: {code} {text}")
@@ -414,26 +464,8 @@ class Env:
 
     def kubeconfig_for(self, user, token_file=None):
         token = self.tokens.get(user) or self.add_user(user)
-        path = self.dir / f"{user}.kubeconfig"
-        auth = f"    tokenFile: {token_file}\n" if token_file else f"    token: {token}\n"
-        path.write_text(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n"
-            f"    server: {self.url}\n    certificate-authority: {self.dir / 'ca.crt'}\n"
-            f"users:\n- name: {user}\n  user:\n{auth}"
-            f"contexts:\n- name: test\n  context:\n    cluster: test\n    user: {user}\n"
-            "    namespace: default\ncurrent-context: test\n")
-        return path
-
-    def sidecar(self, name, **kw):
-        s = Sidecar(self, name, **kw)
-        self.sidecars.append(s)
-        return s
-
-    def start_sidecars(self, n, **kw):
-        out = [self.sidecar(f"replica-{i}", **kw) for i in range(n)]
-        for s in out:
-            s.start()
-        return out
+        return write_kubeconfig(self.dir / f"{user}.kubeconfig", self.url, self.dir / "ca.crt",
+                                user, token=token, token_file=token_file)
 
     def kubectl(self, *args, check_rc=True):
         cfg = self.kubeconfig_for("admin")
@@ -451,6 +483,764 @@ class Env:
     def counters(self):
         return self.control("GET", "/counters")
 
+    # ---- the fault interface RealEnv shares --------------------------------------------------
+    def reset_counters(self):
+        self.control("POST", "/counters/reset")
+
+    def partition(self, user):
+        """Every request of `user` hangs, its watches freeze (until heal: then closed)."""
+        self.control("POST", f"/partition?client={self.client_name(user)}")
+
+    def heal(self, user):
+        self.control("DELETE", f"/partition?client={self.client_name(user)}")
+
+    def cut_watches(self, user=None):
+        """Ends open watch streams abruptly (of one user, or everybody's)."""
+        q = f"?client={self.client_name(user)}" if user else ""
+        self.control("POST", f"/watches/cut{q}")
+
+    def rotate_token(self, user, token_file=None):
+        """A new token for `user`, written to `token_file` (if given); then the old one is
+        refused from now on. Returns the new one."""
+        token = f"rotated-{time.time_ns()}"
+        if token_file:
+            Path(token_file).write_text(token + "\n")
+        self.tokens[user] = token
+        self.write_tokens()
+        return token
+
+    def use_rbac(self, users, rbac_yaml):
+        """`users` are no longer admins: the RBAC objects in `rbac_yaml` (namespace default)
+        decide their requests. The test server loads them at start, so it restarts (empty)."""
+        self.restricted = set(users)
+        self.write_tokens()
+        path = self.dir / "rbac.yaml"
+        path.write_text(rbac_yaml)
+        self.restart_server(["--rbac", str(path)])
+
+
+# ---- the real control plane: kube-apiserver + etcd (tests/realkube) -------------------------
+
+ROOT = HERE.parent.parent
+START_SH = ROOT / "tests/realkube/start.sh"
+COMPONENTS = ("apiserver", "apiserver2", "etcd")
+
+
+class _ProxyLoop:
+    """One asyncio loop, in a daemon thread, for every TcpProxy of the process."""
+    _lock = threading.Lock()
+    _loop = None
+
+    @classmethod
+    def get(cls):
+        with cls._lock:
+            if cls._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="tcp-proxies", daemon=True).start()
+                cls._loop = loop
+            return cls._loop
+
+    @classmethod
+    def run(cls, coro, timeout=10):
+        return asyncio.run_coroutine_threadsafe(coro, cls.get()).result(timeout)
+
+    @classmethod
+    def call(cls, fn, *args):
+        async def run():
+            return fn(*args)
+        return cls.run(run())
+
+
+class _ProxyConn:
+    def __init__(self, client_writer):
+        self.cw, self.uw = client_writer, None
+        self.queued = 0  # bytes from the client not yet delivered upstream
+        self.aborted = False
+
+    def abort(self):
+        """RST both sides: SO_LINGER 0, then close."""
+        if self.aborted:
+            return
+        self.aborted = True
+        for w in (self.cw, self.uw):
+            if w is None:
+                continue
+            try:
+                w.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                      struct.pack("ii", 1, 0))
+            except (OSError, AttributeError):
+                pass
+            w.transport.abort()
+
+    def close(self):
+        for w in (self.cw, self.uw):
+            if w is not None and not w.transport.is_closing():
+                w.close()
+
+
+class TcpProxy:
+    """A loopback listener that forwards each connection to 127.0.0.1:upstream_port, bytes
+    untouched: TLS passes through (the serving certificate covers 127.0.0.1, so a kubeconfig can
+    name the proxy). RealEnv gives each sidecar user its own, so a fault hits exactly that
+    client, the way the test server's control port addresses one client:
+
+      partition()   nothing passes in either direction; open connections (and new ones) stay
+                    open, like a cable pulled out (the test server: requests hang, watches freeze)
+      heal()        the connections the partition held are reset (the client reconnects; what
+                    they held is lost, as on the test server) and forwarding resumes
+      reset()       RST every open connection now: a cut watch, a dropped request
+      set_latency(seconds, direction)  every chunk that arrives from now on is delivered that
+                    much later: "up" (requests land late), "down" (answers arrive late), "both"
+      retarget(port)  new connections go elsewhere (the other kube-apiserver of the HA mode)
+      in_flight()   bytes received from the client and not yet delivered (a delayed request)
+    """
+
+    def __init__(self, upstream_port, name="proxy"):
+        self.name = name
+        self.upstream_port = upstream_port
+        self.latency = {"up": 0.0, "down": 0.0}
+        self.partitioned = False
+        self.conns = set()
+        self.frozen = set()  # connections held by the current partition
+        self.accepted = self.resets = self.refused = 0
+        self.port = free_port()
+        _ProxyLoop.get()
+        self.server = _ProxyLoop.run(self._listen())
+
+    async def _listen(self):
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        return await asyncio.start_server(self._serve, "127.0.0.1", self.port, backlog=256)
+
+    @property
+    def url(self):
+        return f"https://127.0.0.1:{self.port}"
+
+    def partition(self):
+        def f():
+            self.partitioned = True
+            self.flowing.clear()
+            self.frozen |= self.conns
+        _ProxyLoop.call(f)
+
+    def heal(self):
+        def f():
+            for c in list(self.frozen):
+                c.abort()
+            self.frozen.clear()
+            self.partitioned = False
+            self.flowing.set()
+        _ProxyLoop.call(f)
+
+    def reset(self):
+        """RSTs every open connection; returns how many."""
+        def f():
+            conns = list(self.conns)
+            for c in conns:
+                c.abort()
+            self.resets += len(conns)
+            return len(conns)
+        return _ProxyLoop.call(f)
+
+    def set_latency(self, seconds, direction="up"):
+        def f():
+            for d in (("up", "down") if direction == "both" else (direction,)):
+                self.latency[d] = float(seconds)
+        _ProxyLoop.call(f)
+
+    def retarget(self, port):
+        _ProxyLoop.call(setattr, self, "upstream_port", port)
+
+    def in_flight(self):
+        return _ProxyLoop.call(lambda: sum(c.queued for c in self.conns))
+
+    def connections(self):
+        return _ProxyLoop.call(lambda: len(self.conns))
+
+    def close(self):
+        async def stop():
+            self.server.close()
+            for c in list(self.conns):
+                c.abort()
+        try:
+            _ProxyLoop.run(stop())
+        except (RuntimeError, TimeoutError):
+            pass
+
+    async def _serve(self, reader, writer):
+        conn = _ProxyConn(writer)
+        self.conns.add(conn)
+        self.accepted += 1
+        if self.partitioned:
+            self.frozen.add(conn)
+        try:
+            await self.flowing.wait()
+            if conn.aborted:
+                return
+            try:
+                up_reader, conn.uw = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+            except OSError:
+                self.refused += 1  # the apiserver is down: the client sees a reset
+                conn.abort()
+                return
+            if conn.aborted:  # reset while connecting
+                conn.uw.transport.abort()
+                return
+            await asyncio.gather(self._pump(conn, reader, conn.uw, "up"),
+                                 self._pump(conn, up_reader, writer, "down"))
+        except Exception:  # noqa: BLE001 - one connection's trouble must not stop the proxy
+            conn.abort()
+        finally:
+            conn.close()
+            self.conns.discard(conn)
+            self.frozen.discard(conn)
+
+    async def _pump(self, conn, src, dst, direction):
+        """src -> dst; each chunk leaves `latency` after it arrived, and only while not
+        partitioned. A reset on one side resets the other; an end is passed on as an end."""
+        loop = asyncio.get_running_loop()
+        chunks = collections.deque()
+        more = asyncio.Event()
+        up = direction == "up"
+
+        async def read():
+            try:
+                while True:
+                    data = await src.read(65536)
+                    if not data:
+                        break
+                    chunks.append((loop.time() + self.latency[direction], data))
+                    if up:
+                        conn.queued += len(data)
+                    more.set()
+            except (OSError, asyncio.IncompleteReadError):
+                conn.abort()
+            finally:
+                chunks.append(None)
+                more.set()
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while True:
+                while not chunks:
+                    more.clear()
+                    await more.wait()
+                item = chunks.popleft()
+                if item is None:
+                    if not conn.aborted and dst.can_write_eof() and not dst.is_closing():
+                        dst.write_eof()
+                    break
+                at, data = item
+                if at > loop.time():
+                    await asyncio.sleep(at - loop.time())
+                await self.flowing.wait()
+                if conn.aborted:
+                    break
+                dst.write(data)
+                if up:
+                    conn.queued -= len(data)
+                await dst.drain()
+        except (OSError, RuntimeError):
+            conn.abort()
+        finally:
+            reader.cancel()
+
+
+class AuditLog:
+    """kube-apiserver's audit log (JSON lines, level Metadata): user, verb, resource and code of
+    every request. Offsets are byte positions: RealEnv remembers one to reset its counters."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def size(self):
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def events(self, since=0):
+        """One event per request since `since`: a watch when it started streaming (or, if it
+        never did, its refusal); anything else when it finished."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(since)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in data[:data.rfind(b"\n") + 1].splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            code = e.get("responseStatus", {}).get("code")
+            if e.get("verb") == "watch":
+                if e.get("stage") == "ResponseComplete" and code == 200:
+                    continue  # the end of a watch already counted when it started
+            elif e.get("stage") == "ResponseStarted":
+                continue
+            out.append(e)
+        return out
+
+    @staticmethod
+    def counters_of(events, by_resource=False):
+        """{user: {verb: n}} of resource requests, like the test server's /counters."""
+        out = {}
+        for e in events:
+            ref = e.get("objectRef")
+            if not ref or not ref.get("resource"):
+                continue
+            key = f"{e['verb']}:{ref['resource']}" if by_resource else e["verb"]
+            verbs = out.setdefault(e["user"]["username"], {})
+            verbs[key] = verbs.get(key, 0) + 1
+        return out
+
+
+class ControlPlane:
+    """tests/realkube/start.sh in a temp dir: etcd and one kube-apiserver (two with ha=True,
+    both on the one etcd) on loopback, RBAC on, an admin token and an audit log. Components are
+    "apiserver", "apiserver2" and "etcd"; stop/start/restart go through start.sh (same flags and
+    ports), pause/resume are SIGSTOP/SIGCONT."""
+
+    def __init__(self, ha=False):
+        self.ha = ha
+        self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-realkube-")
+        self.dir = Path(self.tmp.name) / "cp"
+        self.vars = {}
+        self.paused = set()
+        self._ctx = None
+        self.started = False
+
+    def __enter__(self):
+        self.up()
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+
+    def sh(self, *args, timeout=240):
+        r = subprocess.run(["bash", str(START_SH), *map(str, args)], capture_output=True,
+                           text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise Failure(f"start.sh {' '.join(map(str, args))} exited {r.returncode}: "
+                          f"{(r.stdout + r.stderr).strip()[-3000:]}")
+        return r.stdout
+
+    def up(self):
+        t0 = time.monotonic()
+        out = self.sh("up", self.dir, *(["--ha"] if self.ha else []))
+        self.started = True
+        for line in out.splitlines():
+            k, sep, v = line.partition("=")
+            if sep and k.isupper():
+                self.vars[k] = v
+        self.ports = {"apiserver": int(self.vars["APISERVER_PORT"])}
+        if self.ha:
+            self.ports["apiserver2"] = int(self.vars["APISERVER2_PORT"])
+        self.url = self.vars["APISERVER_URL"]
+        self.port = self.ports["apiserver"]
+        self.ca = Path(self.vars["APISERVER_CA"])
+        self.admin_token = self.vars["ADMIN_TOKEN"]
+        self.admin_kubeconfig = Path(self.vars["KUBECONFIG"])
+        self.audit = AuditLog(self.vars["AUDIT_LOG"])
+        self.startup_seconds = time.monotonic() - t0
+        log(f"real control plane up in {self.startup_seconds:.1f}s: "
+            f"{', '.join(f'{c} :{p}' for c, p in self.ports.items())}, {self.vars['ETCD_URL']}")
+
+    def down(self):
+        if self.started:
+            for c in list(self.paused):
+                self.resume(c)
+            try:
+                self.sh("down", self.dir, timeout=60)
+            except (Failure, subprocess.TimeoutExpired) as e:
+                log(f"start.sh down: {e}")
+            self.started = False
+        self.tmp.cleanup()
+
+    def apiservers(self):
+        return [c for c in ("apiserver", "apiserver2") if c in self.ports]
+
+    def pid(self, component):
+        return int((self.dir / f"{component}.pid").read_text())
+
+    def pause(self, component):
+        os.kill(self.pid(component), signal.SIGSTOP)
+        self.paused.add(component)
+
+    def resume(self, component):
+        os.kill(self.pid(component), signal.SIGCONT)
+        self.paused.discard(component)
+
+    def stop(self, component):
+        """kill -9 (left down)."""
+        self.paused.discard(component)
+        self.sh("stop", self.dir, component)
+
+    def start(self, component):
+        """Starts it again with the same flags and ports; returns once it is ready."""
+        self.sh("start", self.dir, component)
+
+    def restart(self, component, sig="TERM"):
+        self.paused.discard(component)
+        self.sh("restart", self.dir, component, sig)
+
+    def log_tail(self, component, n=30):
+        try:
+            return "\n".join((self.dir / f"{component}.log").read_text(
+                errors="replace").splitlines()[-n:])
+        except FileNotFoundError:
+            return ""
+
+    def api(self, method, path, body=None, ok=(200, 201), component="apiserver", token=None,
+            timeout=15, content_type="application/json"):
+        """(status, parsed body) of one request as admin (or `token`) straight to a
+        kube-apiserver; a status outside `ok` is a Failure (ok=None: any)."""
+        if self._ctx is None:
+            self._ctx = ssl.create_default_context(cafile=str(self.ca))
+        conn = http.client.HTTPSConnection("127.0.0.1", self.ports[component], context=self._ctx,
+                                           timeout=timeout)
+        headers = {"Authorization": f"Bearer {token or self.admin_token}",
+                   "Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = content_type
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            resp = conn.getresponse()
+            text = resp.read().decode()
+        finally:
+            conn.close()
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = text
+        if ok is not None and resp.status not in ok:
+            raise Failure(f"{method} {path} on {component}: {resp.status} {text[:500]}")
+        return resp.status, obj
+
+    def ready(self, component="apiserver"):
+        try:
+            return self.api("GET", "/readyz", ok=None, component=component, timeout=3)[0] == 200
+        except OSError:
+            return False
+
+    def wait_ready(self, timeout=60):
+        for c in self.apiservers():
+            wait_for(f"{c} /readyz", lambda c=c: self.ready(c), timeout, interval=0.2)
+
+
+_KIND_PATHS = {
+    "Namespace": "/api/v1/namespaces",
+    "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
+    "Secret": "/api/v1/namespaces/{ns}/secrets",
+    "Pod": "/api/v1/namespaces/{ns}/pods",
+    "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+}
+
+
+class RealEnv(_SidecarHost):
+    """Env's interface on the real kube-apiserver: one namespace per RealEnv on a ControlPlane
+    (its own, started and stopped with it, or a shared one).
+
+    In the namespace: the ServiceAccount, Role and RoleBinding that `helm template` of
+    charts/leasehold renders for this namespace and lease (leaseName, plus `chart_values`). Each
+    sidecar user is a ServiceAccount of its own, bound to exactly that Role, with a TokenRequest
+    token (bound to a Secret, so that rotate_token can revoke it). Its kubeconfig points at its
+    own TcpProxy, which forwards to its apiserver (route(user, "apiserver2") in the HA mode):
+    partitions, resets and latency are the proxy's. Counters come from the audit log;
+    forbidden() lists every 403 a sidecar user got (run_scenarios fails a scenario on one).
+    Users in use_rbac() get the given RBAC instead of the chart's."""
+
+    real = True
+
+    def __init__(self, sidecar_bin, plane=None, ha=False, namespace=None, lease="demo",
+                 chart_values=None):
+        self.sidecar_bin = str(sidecar_bin)
+        self.own_plane = plane is None
+        self.plane = plane or ControlPlane(ha=ha)
+        self.namespace = namespace or f"it-{os.urandom(3).hex()}"
+        self.lease_name = lease
+        self.chart_values = dict(chart_values or {})
+        self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-real-")
+        self.dir = Path(self.tmp.name)
+        self.processes = []
+        self.sidecars = []
+        self.tokens = {}   # user -> its current token
+        self.secrets = {}  # user -> the Secret its current token is bound to
+        self.proxies = {}  # user -> TcpProxy
+        self.routes = {}   # user -> "apiserver" | "apiserver2"
+        self.custom_rbac = set()
+        self.role_name = None
+        self.rendered = []
+
+    # ---- life cycle ----------------------------------------------------------------------
+    def __enter__(self):
+        try:
+            if self.own_plane:
+                self.plane.up()
+            self.audit_start = self.counter_offset = self.plane.audit.size()
+            self.tokens["admin"] = self.plane.admin_token
+            self.setup_namespace()
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.end_processes()
+        for p in self.proxies.values():
+            p.close()
+        if exc_type is not None:
+            self.dump_logs()
+            for e in self.forbidden()[:10]:
+                print("403:", self.describe_event(e))
+            for c in self.plane.apiservers():
+                print(f"----- {c} log (last 15 lines) -----\n{self.plane.log_tail(c, 15)}")
+        if self.own_plane:
+            self.plane.down()
+        self.tmp.cleanup()
+
+    @property
+    def url(self):
+        return self.plane.url
+
+    @property
+    def port(self):
+        return self.plane.port
+
+    @property
+    def ca_path(self):
+        return self.plane.ca
+
+    def create(self, obj, exist_ok=False):
+        ns = obj["metadata"].get("namespace") or self.namespace
+        path = _KIND_PATHS[obj["kind"]].format(ns=ns)
+        code, body = self.plane.api("POST", path, obj, ok=None)
+        if code == 409 and exist_ok:
+            return self.plane.api("GET", f"{path}/{obj['metadata']['name']}")[1]
+        check(code in (200, 201), f"create {obj['kind']} {obj['metadata']['name']}: {code} "
+                                  f"{body}")
+        return body
+
+    def setup_namespace(self):
+        ns = self.namespace
+        self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        # Pods need the namespace's "default" ServiceAccount (no controller-manager makes it).
+        self.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                     "metadata": {"name": "default", "namespace": ns}})
+        sys.path.insert(0, str(ROOT / "tests/deploy"))
+        import helmcmd  # tests/deploy/helmcmd.py: the one way the tests run helm
+        values = dict({"fullnameOverride": "leasehold", "leaseName": self.lease_name},
+                      **self.chart_values)
+        docs = helmcmd.Helm().render(values, namespace=ns)
+        self.rendered = [d for _, d in docs if d["kind"] in
+                         ("ServiceAccount", "Role", "RoleBinding")]
+        check([d["kind"] for d in self.rendered].count("Role") == 1,
+              f"the chart rendered no single Role: {[d['kind'] for d in self.rendered]}")
+        for d in self.rendered:
+            self.create(d)
+            if d["kind"] == "Role":
+                self.role_name = d["metadata"]["name"]
+                self.role = d
+
+    # ---- users ---------------------------------------------------------------------------
+    def client_name(self, user):
+        return f"system:serviceaccount:{self.namespace}:{user}"
+
+    def add_user(self, user, admin=False, token=None):
+        """A ServiceAccount `user` bound to the chart's Role (unless use_rbac named it), and a
+        TokenRequest token for it, which is returned. The real server mints tokens: `token`
+        and `admin` are accepted for Env's signature and ignored (no sidecar is an admin)."""
+        if user == "admin":
+            return self.plane.admin_token
+        self.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                     "metadata": {"name": user, "namespace": self.namespace}}, exist_ok=True)
+        if user not in self.custom_rbac:
+            self.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                         "metadata": {"name": f"{self.role_name}-sa-{user}",
+                                      "namespace": self.namespace},
+                         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                     "name": self.role_name},
+                         "subjects": [{"kind": "ServiceAccount", "name": user,
+                                       "namespace": self.namespace}]}, exist_ok=True)
+            self.wait_allowed(user, "update", "leases", self.lease_name,
+                              group="coordination.k8s.io")
+        self.tokens[user] = self.issue_token(user)
+        return self.tokens[user]
+
+    def issue_token(self, user, seconds=7200):
+        n = len([k for k in self.secrets.values() if k.startswith(f"{user}-token-")])
+        secret = self.create({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                              "metadata": {"name": f"{user}-token-{n}-{os.urandom(2).hex()}",
+                                           "namespace": self.namespace}})
+        _, tr = self.plane.api(
+            "POST", f"/api/v1/namespaces/{self.namespace}/serviceaccounts/{user}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+             "spec": {"expirationSeconds": seconds,
+                      "boundObjectRef": {"kind": "Secret", "apiVersion": "v1",
+                                         "name": secret["metadata"]["name"],
+                                         "uid": secret["metadata"]["uid"]}}})
+        self.secrets[user] = secret["metadata"]["name"]
+        return tr["status"]["token"]
+
+    def authenticated(self, token, component="apiserver"):
+        _, review = self.plane.api("POST", "/apis/authentication.k8s.io/v1/tokenreviews",
+                                   {"apiVersion": "authentication.k8s.io/v1",
+                                    "kind": "TokenReview", "spec": {"token": token}},
+                                   component=component)
+        return bool(review.get("status", {}).get("authenticated"))
+
+    def rotate_token(self, user, token_file=None):
+        """A new token (bound to a new Secret), written to `token_file` (if given); then the old
+        one is revoked by deleting its Secret, and refused by every apiserver before this
+        returns. Returns the new token."""
+        old_token, old_secret = self.tokens[user], self.secrets[user]
+        new = self.issue_token(user)
+        if token_file:
+            Path(token_file).write_text(new + "\n")
+        self.plane.api("DELETE", f"/api/v1/namespaces/{self.namespace}/secrets/{old_secret}")
+        for c in self.plane.apiservers():
+            wait_for(f"{c} to refuse the revoked token",
+                     lambda c=c: not self.authenticated(old_token, c), 10, interval=0.1)
+        self.tokens[user] = new
+        return new
+
+    def wait_allowed(self, user, verb, resource, name=None, group=""):
+        """Until every apiserver's RBAC authorizer (an informer: it lags the write) allows it."""
+        attrs = {"namespace": self.namespace, "verb": verb, "group": group,
+                 "resource": resource}
+        if name:
+            attrs["name"] = name
+        sar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+               "spec": {"user": self.client_name(user),
+                        "groups": ["system:serviceaccounts",
+                                   f"system:serviceaccounts:{self.namespace}",
+                                   "system:authenticated"],
+                        "resourceAttributes": attrs}}
+        for c in self.plane.apiservers():
+            wait_for(f"{c} to allow {user} to {verb} {resource}",
+                     lambda c=c: self.plane.api(
+                         "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", sar,
+                         component=c)[1]["status"].get("allowed"), 10, interval=0.05)
+
+    def use_rbac(self, users, rbac_yaml):
+        """`users` get the RBAC objects of `rbac_yaml` (their namespace: this one) instead of
+        the chart's Role. Call before their sidecars exist."""
+        import yaml
+        taken = set(users) & set(self.tokens)
+        check(not taken, f"use_rbac: {sorted(taken)} already have the chart's Role")
+        self.custom_rbac |= set(users)
+        for doc in yaml.safe_load_all(rbac_yaml):
+            if not doc:
+                continue
+            doc["metadata"]["namespace"] = self.namespace
+            for sub in doc.get("subjects", []):
+                sub["namespace"] = self.namespace
+            self.create(doc)
+            if doc["kind"] == "RoleBinding":  # in force on every apiserver before we go on
+                role = next(d for d in yaml.safe_load_all(rbac_yaml)
+                            if d and d["kind"] == "Role" and
+                            d["metadata"]["name"] == doc["roleRef"]["name"])
+                rule = role["rules"][0]
+                for sub in doc.get("subjects", []):
+                    self.wait_allowed(sub["name"], rule["verbs"][0], rule["resources"][0],
+                                      (rule.get("resourceNames") or [None])[0],
+                                      group=rule["apiGroups"][0])
+
+    def create_pods(self, names):
+        """Pod objects (never scheduled: no scheduler, no kubelet) for --pod-label to patch."""
+        for n in names:
+            self.create({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": n, "namespace": self.namespace},
+                         "spec": {"automountServiceAccountToken": False,
+                                  "containers": [{"name": "app",
+                                                  "image": "registry.example.com/app:1"}]}})
+
+    def kubeconfig_for(self, user, token_file=None):
+        if user == "admin":
+            return write_kubeconfig(self.dir / "admin.kubeconfig", self.plane.url,
+                                    self.plane.ca, "admin", token=self.plane.admin_token,
+                                    namespace=self.namespace)
+        token = self.tokens.get(user) or self.add_user(user)
+        return write_kubeconfig(self.dir / f"{user}.kubeconfig", self.proxy(user).url,
+                                self.plane.ca, user, token=token, token_file=token_file,
+                                namespace=self.namespace)
+
+    # ---- proxies and faults ----------------------------------------------------------------
+    def proxy(self, user):
+        if user not in self.proxies:
+            target = self.routes.get(user, "apiserver")
+            self.proxies[user] = TcpProxy(self.plane.ports[target], name=user)
+        return self.proxies[user]
+
+    def route(self, user, component):
+        """Sends `user`'s connections to that kube-apiserver (new ones; open ones stay)."""
+        self.routes[user] = component
+        if user in self.proxies:
+            self.proxies[user].retarget(self.plane.ports[component])
+
+    def users_on(self, component):
+        return [u for u in self.proxies if self.routes.get(u, "apiserver") == component]
+
+    def partition(self, user):
+        self.proxy(user).partition()
+
+    def heal(self, user):
+        self.proxy(user).heal()
+
+    def cut_watches(self, user=None):
+        """Resets every connection of `user` (or of every user): the proxy cannot tell a watch
+        from a renewal inside TLS, so this also drops whatever else was open."""
+        for u in ([user] if user else list(self.proxies)):
+            self.proxy(u).reset()
+
+    def set_latency(self, user, seconds, direction="up"):
+        self.proxy(user).set_latency(seconds, direction)
+
+    def control(self, method, path, body=None):
+        raise Failure(f"control {method} {path}: the real kube-apiserver has no control port "
+                      "(HTTP-level faults need the test API server)")
+
+    # ---- what the server saw ---------------------------------------------------------------
+    def reset_counters(self):
+        self.counter_offset = self.plane.audit.size()
+
+    def counters(self, by_resource=False):
+        return AuditLog.counters_of(self.plane.audit.events(self.counter_offset), by_resource)
+
+    def sidecar_events(self, since=None):
+        """Audit events of this namespace's ServiceAccounts since this env started."""
+        prefix = f"system:serviceaccount:{self.namespace}:"
+        return [e for e in self.plane.audit.events(self.audit_start if since is None else since)
+                if e.get("user", {}).get("username", "").startswith(prefix)]
+
+    def forbidden(self):
+        return [e for e in self.sidecar_events()
+                if e.get("responseStatus", {}).get("code") == 403]
+
+    @staticmethod
+    def describe_event(e):
+        ref = e.get("objectRef", {})
+        return (f"{e['user']['username']} {e['verb']} {ref.get('resource')}"
+                f"{'/' + ref['name'] if ref.get('name') else ''} -> "
+                f"{e.get('responseStatus', {}).get('code')} ({e.get('requestURI')})")
+
+    def kubectl(self, *args, check_rc=True):
+        r = subprocess.run(["kubectl", "--kubeconfig", str(self.plane.admin_kubeconfig),
+                            "--cache-dir", str(self.dir / "kubecache"), *args],
+                           capture_output=True, text=True, timeout=30)
+        if check_rc:
+            check(r.returncode == 0, f"kubectl {' '.join(args)} failed: {r.stderr}")
+        return r.stdout
+
+    def lease(self, name="demo"):
+        return self.plane.api(
+            "GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/{name}")[1]
+
 
 def the_leader(sidecars, timeout):
     """Waits until exactly one live sidecar says leader and every live one names it as holder."""
@@ -467,40 +1257,135 @@ def the_leader(sidecars, timeout):
     return wait_for("one leader that everybody agrees on", one, timeout)
 
 
+def real_options(needs_http=None, real_only=False, ha=False, chart_values=None,
+                 allow_forbidden=False):
+    """How a scenario runs with --real (function attributes read by run_scenarios):
+      needs_http       why it needs the test server's HTTP-level faults: skipped with --real
+      real_only        needs the real control plane: skipped without --real
+      ha               runs on a control plane with two kube-apiservers (--ha)
+      chart_values     extra `helm template` values for the Role (e.g. podLabel)
+      allow_forbidden  403s are the point (an RBAC scenario): not a failure"""
+    def mark(fn):
+        fn.needs_http, fn.real_only, fn.ha = needs_http, real_only, ha
+        fn.chart_values, fn.allow_forbidden = dict(chart_values or {}), allow_forbidden
+        return fn
+    return mark
+
+
+def skip_reason(fn, real):
+    if real and getattr(fn, "needs_http", None):
+        return f"needs the test API server: {fn.needs_http}"
+    if not real and getattr(fn, "real_only", False):
+        return "needs the real kube-apiserver (--real)"
+    return None
+
+
+class _Planes:
+    """--real: one control plane per kind (plain, HA) for the whole run, started on first use;
+    each scenario gets a namespace of its own on it."""
+
+    def __init__(self):
+        self.planes = {}
+
+    def get(self, ha):
+        plane = self.planes.get(ha)
+        if plane is not None and not all(plane.ready(c) for c in plane.apiservers()):
+            log("the control plane is not ready after the last scenario: starting a new one")
+            plane.down()
+            plane = None
+        if plane is None:
+            plane = ControlPlane(ha=ha)
+            self.planes[ha] = plane
+            plane.up()
+        return plane
+
+    def close(self):
+        for plane in self.planes.values():
+            plane.down()
+
+
+def _namespace_for(name):
+    return (name.replace("_", "-")[:50] + "-" + os.urandom(2).hex()).lower()
+
+
 def run_scenarios(scenarios, server_args=None, with_env=True):
     """The command line every scenario file shares:
 
-        FILE.py --sidecar BIN --apiserver BIN [--list] [NAME... | all]
+        FILE.py --sidecar BIN (--apiserver BIN | --real) [--list] [NAME... | all]
 
     Each scenario gets a fresh Env (test API server with `server_args[name]`, or the function's
-    `server_args` attribute), or, with with_env=False, the pair (sidecar, apiserver). Every
-    scenario runs even after a failure; the exit code says whether any failed."""
+    `server_args` attribute), or, with with_env=False, the pair (sidecar, apiserver). With
+    --real it gets a RealEnv instead: a namespace of its own on the real kube-apiserver and
+    etcd (tests/realkube/start.sh, one control plane for the run), the chart's Role for each
+    sidecar's ServiceAccount; a 403 for any sidecar fails the scenario. Scenarios marked
+    needs_http (real_options) are skipped there, real_only ones without it; --list says which.
+    Every scenario runs even after a failure; the exit code says whether any failed."""
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--sidecar", required=True)
-    ap.add_argument("--apiserver", required=True)
+    ap.add_argument("--apiserver", help="the test API server (not with --real)")
+    ap.add_argument("--real", action="store_true",
+                    help="run on the real kube-apiserver + etcd (build/realkube/bin)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     if args.list:
-        print("\n".join(scenarios))
+        for name, fn in scenarios.items():
+            notes = [f"--real: skipped ({fn.needs_http})" if getattr(fn, "needs_http", None)
+                     else "", "real only" if getattr(fn, "real_only", False) else ""]
+            notes = [n for n in notes if n]
+            print(name + (f"\t[{'; '.join(notes)}]" if notes else ""))
         return 0
+    if not args.real and not args.apiserver:
+        ap.error("--apiserver is required (or --real)")
+    if args.real and not with_env:
+        ap.error("--real: these scenarios bring their own server")
+    unknown = [n for n in args.names if n != "all" and n not in scenarios]
+    if unknown:
+        ap.error(f"unknown scenario(s) {unknown}; --list shows them")
     names = list(scenarios) if args.names in ([], ["all"]) else args.names
     failed = []
-    for name in names:
-        fn = scenarios[name]
-        doc = (fn.__doc__ or "").strip().splitlines()
-        log(f"=== {name}: {doc[0] if doc else ''}")
-        t0 = time.monotonic()
-        try:
-            if with_env:
-                extra = (server_args or {}).get(name, getattr(fn, "server_args", []))
-                with Env(args.sidecar, args.apiserver, extra) as env:
-                    fn(env)
-            else:
-                fn((args.sidecar, args.apiserver))
-            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
-        except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
-            log(f"FAIL {name}: {type(e).__name__}: {e}")
-            failed.append(name)
+    planes = _Planes() if args.real else None
+    try:
+        for name in names:
+            fn = scenarios[name]
+            doc = (fn.__doc__ or "").strip().splitlines()
+            why = skip_reason(fn, args.real)
+            if why:
+                log(f"SKIP {name}: {why}")
+                continue
+            log(f"=== {name}: {doc[0] if doc else ''}")
+            t0 = time.monotonic()
+            try:
+                if args.real:
+                    _run_real(fn, name, args.sidecar, planes)
+                elif with_env:
+                    extra = (server_args or {}).get(name, getattr(fn, "server_args", []))
+                    with Env(args.sidecar, args.apiserver, extra) as env:
+                        fn(env)
+                else:
+                    fn((args.sidecar, args.apiserver))
+                log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
+            except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
+                log(f"FAIL {name}: {type(e).__name__}: {e}")
+                failed.append(name)
+    finally:
+        if planes:
+            planes.close()
     return 1 if failed else 0
+
+
+def _run_real(fn, name, sidecar_bin, planes):
+    plane = planes.get(getattr(fn, "ha", False))
+    with RealEnv(sidecar_bin, plane=plane, namespace=_namespace_for(name),
+                 chart_values=getattr(fn, "chart_values", None)) as env:
+        fn(env)
+        # Every request the chart's RBAC refused fails the scenario (unless that is its point).
+        time.sleep(0.2)  # the audit log is written as requests finish
+        events = env.sidecar_events()
+        denied = env.forbidden()
+        log(f"audit: {len(events)} requests by the sidecars' ServiceAccounts, "
+            f"{len(denied)} forbidden (403)")
+        if denied and not getattr(fn, "allow_forbidden", False):
+            raise Failure(f"{len(denied)} request(s) refused by the chart's RBAC, first: "
+                          + "; ".join(env.describe_event(e) for e in denied[:3]))

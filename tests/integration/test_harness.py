@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """harness.Observer's safety check on synthetic samples: it must flag overlapping claims
 (including a restarted process against its previous life) and nothing else."""
+import json
+import socket
 import sys
+import tempfile
+import threading
+import time
 import unittest
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,6 +75,154 @@ class FreePort(unittest.TestCase):
         ports = [harness.free_port() for _ in range(300)]
         self.assertEqual(len(set(ports)), len(ports))
         self.assertTrue(all(p < harness._ephemeral_low() for p in ports))
+
+
+class EchoServer:
+    """A TCP server on loopback that sends back what it gets (one thread per connection)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.received = []
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.echo, args=(c,), daemon=True).start()
+
+    def echo(self, c):
+        with c:
+            while True:
+                try:
+                    data = c.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.received.append((time.monotonic(), data))
+                c.sendall(data)
+
+    def close(self):
+        self.sock.close()
+
+
+class TcpProxyFaults(unittest.TestCase):
+    def setUp(self):
+        self.echo = EchoServer()
+        self.proxy = harness.TcpProxy(self.echo.port, name="test")
+
+    def tearDown(self):
+        self.proxy.close()
+        self.echo.close()
+
+    def connect(self):
+        c = socket.create_connection(("127.0.0.1", self.proxy.port), timeout=2)
+        self.addCleanup(c.close)
+        return c
+
+    def test_forwards_bytes_untouched_both_ways(self):
+        c = self.connect()
+        payload = bytes(range(256)) * 300
+        c.sendall(payload)
+        got = b""
+        while len(got) < len(payload):
+            got += c.recv(65536)
+        self.assertEqual(got, payload)
+
+    def test_partition_holds_everything_and_heal_resets_what_it_held(self):
+        c = self.connect()
+        c.sendall(b"before")
+        self.assertEqual(c.recv(100), b"before")
+        self.proxy.partition()
+        c.sendall(b"during")
+        c.settimeout(0.5)
+        with self.assertRaises(socket.timeout):
+            c.recv(100)
+        late = self.connect()  # accepted while partitioned, but nothing passes either
+        late.sendall(b"late")
+        late.settimeout(0.3)
+        with self.assertRaises(socket.timeout):
+            late.recv(100)
+        self.assertNotIn(b"during", b"".join(d for _, d in self.echo.received))
+        self.proxy.heal()
+        for conn in (c, late):  # held connections are reset, what they held is lost
+            conn.settimeout(2)
+            with self.assertRaises((ConnectionResetError, BrokenPipeError)):
+                conn.sendall(b"x")
+                if not conn.recv(100):
+                    raise ConnectionResetError("closed")
+        fresh = self.connect()
+        fresh.sendall(b"after")
+        self.assertEqual(fresh.recv(100), b"after")
+        self.assertNotIn(b"during", b"".join(d for _, d in self.echo.received))
+
+    def test_reset_sends_rst(self):
+        c = self.connect()
+        c.sendall(b"hi")
+        self.assertEqual(c.recv(100), b"hi")
+        self.assertEqual(self.proxy.reset(), 1)
+        with self.assertRaises(ConnectionResetError):
+            c.recv(100)
+
+    def test_latency_delays_requests_and_in_flight_sees_them(self):
+        c = self.connect()
+        c.sendall(b"warm")
+        c.recv(100)
+        self.proxy.set_latency(0.4, "up")
+        t0 = time.monotonic()
+        c.sendall(b"slow")
+        time.sleep(0.1)
+        self.assertEqual(self.proxy.in_flight(), 4)
+        self.assertEqual(c.recv(100), b"slow")
+        self.assertGreaterEqual(time.monotonic() - t0, 0.39)
+        self.assertEqual(self.proxy.in_flight(), 0)
+        # A chunk keeps the delay it arrived with, even if the client closes meanwhile.
+        c.sendall(b"last")
+        c.close()
+        time.sleep(0.6)
+        self.assertEqual(self.echo.received[-1][1], b"last")
+
+    def test_upstream_down_is_a_reset(self):
+        self.proxy.retarget(harness.free_port())  # nothing listens there
+        c = self.connect()
+        c.settimeout(2)
+        with self.assertRaises((ConnectionResetError, BrokenPipeError)):
+            c.sendall(b"x")
+            if not c.recv(100):
+                raise ConnectionResetError("closed")
+
+
+class AuditCounters(unittest.TestCase):
+    def test_counts_each_request_once_by_user_and_verb(self):
+        def ev(aid, user, verb, stage, code, resource="leases"):
+            return json.dumps({"auditID": aid, "stage": stage, "verb": verb,
+                               "user": {"username": user}, "responseStatus": {"code": code},
+                               "objectRef": {"resource": resource}})
+        lines = [ev("1", "a", "update", "ResponseComplete", 200),
+                 ev("2", "a", "watch", "ResponseStarted", 200),
+                 ev("3", "b", "get", "ResponseComplete", 404),
+                 ev("2", "a", "watch", "ResponseComplete", 200),   # the same watch ending
+                 ev("4", "b", "watch", "ResponseComplete", 403),   # refused, never started
+                 ev("5", "b", "create", "ResponseComplete", 201, resource="events")]
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "audit.log"
+            path.write_text("\n".join(lines) + "\n" + '{"partial": ')
+            log = harness.AuditLog(path)
+            events = log.events()
+            self.assertEqual(harness.AuditLog.counters_of(events), {
+                "a": {"update": 1, "watch": 1}, "b": {"get": 1, "watch": 1, "create": 1}})
+            self.assertEqual(harness.AuditLog.counters_of(events, by_resource=True)["b"],
+                             {"get:leases": 1, "watch:leases": 1, "create:events": 1})
+            offset = len("\n".join(lines[:3])) + 1
+            self.assertEqual(harness.AuditLog.counters_of(log.events(offset)),
+                             {"b": {"watch": 1, "create": 1}})
 
 
 if __name__ == "__main__":
