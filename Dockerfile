@@ -1,8 +1,13 @@
-# syntax=docker/dockerfile:1
 # leasehold container image.
 #
 #   docker build -t registry.example.com/leasehold:0.1.0 \
 #     --build-arg REVISION="$(git rev-parse HEAD)" --build-arg CREATED="$(date -u +%FT%TZ)" .
+#
+# No `# syntax=` line: BuildKit would pull that frontend image, and machines without a
+# registry (this project's CI) could not build; nothing here needs more than the built-in one.
+# Such a machine makes the two base images from Debian's packages first:
+# scripts/make-base-images.sh. Both stages reach the Debian mirror over the default build
+# network (apt-get in RUN).
 #
 # Build stage: the same Debian packages (scripts/install-deps.sh) and CMake preset as CI.
 # Runtime stage: debian:bookworm-slim plus exactly the packages that hold the shared libraries

@@ -19,6 +19,8 @@ packages=(
   prometheus
   # tests/deploy: chart/manifest checks, the fenced-writer examples on SQLite and PostgreSQL
   yamllint shellcheck python3-yaml python3-jsonschema sqlite3 postgresql
+  # scripts/make-base-images.sh: debian:bookworm(-slim) for `docker build` without a registry
+  debootstrap debian-archive-keyring
 )
 
 SUDO=""
