@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the bench's client-go baseline (main.go here; client-go pinned in go.mod/go.sum, built
+# -mod=readonly so what runs is exactly what is pinned) into build/bench/clientgo (never
+# committed). bench/run calls it before a client-go run; Go's build cache makes a rebuild of an
+# unchanged tree take about a second.
+#
+# Usage: build.sh [OUT]     (default: <repo>/build/bench/clientgo)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${1:-$root/build/bench/clientgo}
+mkdir -p "$(dirname "$out")"
+
+export PATH="/usr/local/go/bin:$PATH"
+if ! command -v go >/dev/null 2>&1; then
+  echo "bench/clientgo/build.sh: no Go toolchain (expected /usr/local/go/bin/go)" >&2
+  exit 1
+fi
+export GOFLAGS=-mod=readonly
+export CGO_ENABLED=0
+cd "$here"
+# Stripped like Kubernetes' release builds of its own components (hack/lib/golang.sh: -s -w).
+go build -trimpath -ldflags="-s -w" -o "$out" .
+[ -x "$out" ] || { echo "bench/clientgo/build.sh: $out was not built" >&2; exit 1; }
