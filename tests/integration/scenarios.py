@@ -267,7 +267,8 @@ def watch_resume(env):
     c = counters.get(env.client_name(followers[1].name), {})
     check(c.get("get", 0) == 0, f"{followers[1].name} should not fall back to polling: {c}")
     c = counters.get(frozen, {})
-    check(env.real or c.get("list", 0) >= 1, f"{followers[0].name} re-listed after 410 Expired: {c}")
+    check(env.real or c.get("list", 0) >= 1,
+          f"{followers[0].name} re-listed after 410 Expired: {c}")
     # The watches still work: a release is seen at once.
     t0 = time.monotonic()
     leader.signal(signal.SIGTERM)
