@@ -70,11 +70,11 @@ def apiserver_of(env, sidecar):
     return env.routes.get(sidecar.name, "apiserver")
 
 
-def step_down(sidecar, timeout):
+def step_down(sidecar, timeout, last_valid):
     """Polls /leader until it says false; returns (when that request was sent, the last
-    validUntil it gave). A leader cut off from the API stops claiming at its last renewal + R
-    (= validUntil; the Observer checks that no answer says otherwise)."""
-    last_valid = None
+    validUntil it gave, or `last_valid`, the one before the fault). A leader cut off from the
+    API stops claiming at its last renewal + R (= validUntil; the Observer checks that no
+    answer says otherwise)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         t = time.time()
@@ -147,10 +147,11 @@ def ha_split(env):
             time.sleep(0.5)
             cut = apiserver_of(env, leader)
             cut_users = env.users_on(cut)
+            valid = cl.epoch(leader.status()["validUntil"])
             t0 = time.time()
             for u in cut_users:
                 env.partition(u)
-            t_false, valid = step_down(leader, R + 1)
+            t_false, valid = step_down(leader, R + 1, valid)
             stepped = t_false - t0
             other = [s for s in sidecars if apiserver_of(env, s) != cut]
             new = the_leader(other, timeout=D + P + 5)
@@ -173,11 +174,12 @@ def ha_split(env):
             alive = "apiserver2" if dead == "apiserver" else "apiserver"
             hist_proxy.retarget(plane.ports[alive])
             hist_proxy.reset()  # the history watch resumes on the surviving apiserver
+            valid = cl.epoch(leader.status()["validUntil"])
             os.kill(plane.pid(dead), signal.SIGKILL)
             t0 = time.time()
-            plane.stop(dead)  # start.sh's bookkeeping (the process is gone already)
-            t_false, valid = step_down(leader, R + 1)
+            t_false, valid = step_down(leader, R + 1, valid)
             stepped = t_false - t0
+            plane.stop(dead)  # start.sh's bookkeeping (the process is gone already)
             new = the_leader([s for s in sidecars if apiserver_of(env, s) == alive],
                              timeout=D + P + 5)
             took = time.time() - t0
