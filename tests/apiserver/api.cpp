@@ -585,7 +585,7 @@ const char* kNameDesc =
     "resources may allow a client to request the generation of an appropriate name "
     "automatically. Name is primarily intended for creation idempotence and configuration "
     "definition. Cannot be updated. More info: "
-    "http://kubernetes.io/docs/user-guide/identifiers#names";
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const char* kAgeDesc =
     "CreationTimestamp is a timestamp representing the server time when this object was created. "
     "It is not guaranteed to be set in happens-before order across separate operations. Clients "
@@ -617,7 +617,9 @@ J table_columns(const std::string& collection) {
   cols.push_back(column("Name", "string", "name", kNameDesc, 0));
   if (collection == "leases") {
     cols.push_back(column("Holder", "string", "",
-                          "holderIdentity contains the identity of the holder of a current lease.",
+                          "holderIdentity contains the identity of the holder of a current lease. "
+                          "If Coordinated Leader Election is used, the holder identity must be "
+                          "equal to the elected LeaseCandidate.metadata.name field.",
                           0));
     cols.push_back(column("Age", "string", "", kAgeDesc, 0));
   } else if (collection == "pods") {
@@ -830,6 +832,21 @@ class Store {
 
   std::string event_line(const std::string& type, const J& o) const {
     return dumps(J{{"type", type}, {"object", o}}) + "\n";
+  }
+
+  // A BOOKMARK at `rv`: an empty object of the watched kind (no creationTimestamp since v1.33's
+  // omitzero), annotated when it ends the initial events.
+  std::string bookmark_event(const Watcher& w, uint64_t rv, bool initial_end) const {
+    J m = J{{"resourceVersion", std::to_string(rv)}};
+    if (initial_end) m["annotations"] = J{{"k8s.io/initial-events-end", "true"}};
+    J full = obj();
+    full["kind"] = kind_of(w.collection);
+    full["apiVersion"] = w.api_version;
+    full["metadata"] = m;
+    J empty = empty_object_for(w.collection);  // named: items() of a temporary would dangle
+    for (auto& [k, v] : empty.items())
+      full[k] = v;
+    return event_line("BOOKMARK", full);
   }
 
   void record(Collection& c, const std::string& type, const std::string& key, const J& o,
@@ -1287,7 +1304,7 @@ bool Api::add_pod_spec(const std::string& spec, std::string& err) {
     rest = rest.substr(0, eq);
   }
   J pod = obj();
-  pod["metadata"] = J{{"name", rest}, {"namespace", ns}};
+  pod["metadata"] = J{{"name", rest}, {"namespace", ns}, {"generation", 1}};
   pod["spec"] = J{{"containers", J::array({J{{"name", "app"}, {"image", "busybox"}}})},
                   {"serviceAccountName", "default"}};
   J status = J{{"phase", "Running"}};
@@ -1609,14 +1626,57 @@ std::string decode_lease(const J& in, J& lease) {
         return e;
       if (!v.is_null()) spec["leaseTransitions"] = v;
     }
+    for (auto [k, type] : {std::pair{"strategy", "v1.CoordinatedLeaseStrategy"},
+                           std::pair{"preferredHolder", "string"}}) {
+      if (!s.contains(k) || s[k].is_null()) continue;
+      if (!s[k].is_string()) return unmarshal_err(s[k], std::string("LeaseSpec.spec.") + k, type);
+      spec[k] = s[k];
+    }
   }
   lease = obj();
   lease["metadata"] = meta;
-  lease["spec"] = reorder(
-      spec,
-      {"holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime", "leaseTransitions"},
-      false);
+  lease["spec"] = reorder(spec,
+                          {"holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime",
+                           "leaseTransitions", "strategy", "preferredHolder"},
+                          false);
   return "";
+}
+
+constexpr const char* kOldestEmulationVersion = "OldestEmulationVersion";
+
+// The fields of a Lease body its type does not have, as paths in document order (what the real
+// server's strict decoder warns about); an unknown object is named, not its contents.
+std::vector<std::string> lease_unknown_fields(const J& body) {
+  static const std::set<std::string> kTop = {"kind", "apiVersion", "metadata", "spec"};
+  static const std::set<std::string> kMeta = {"name",
+                                              "generateName",
+                                              "namespace",
+                                              "selfLink",
+                                              "uid",
+                                              "resourceVersion",
+                                              "generation",
+                                              "creationTimestamp",
+                                              "deletionTimestamp",
+                                              "labels",
+                                              "annotations",
+                                              "deletionGracePeriodSeconds",
+                                              "finalizers",
+                                              "managedFields",
+                                              "ownerReferences"};
+  static const std::set<std::string> kSpec = {
+      "holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime", "leaseTransitions",
+      "strategy",       "preferredHolder"};
+  std::vector<std::string> out;
+  if (!body.is_object()) return out;
+  for (auto& [k, v] : body.items()) {
+    if (!kTop.count(k)) {
+      out.push_back(k);
+    } else if ((k == "metadata" || k == "spec") && v.is_object()) {
+      for (auto& [k2, v2] : v.items())
+        if (!(k == "metadata" ? kMeta : kSpec).count(k2)) out.push_back(k + "." + k2);
+    }
+  }
+  return out;
 }
 
 FieldErrors validate_lease(const J& lease) {
@@ -1635,7 +1695,17 @@ FieldErrors validate_lease(const J& lease) {
   if (s.contains("leaseTransitions") && s["leaseTransitions"].get<int64_t>() < 0)
     errs.push_back({FieldError::kInvalid, "spec.leaseTransitions",
                     std::to_string(s["leaseTransitions"].get<int64_t>()),
-                    "must to greater or equal than 0"});
+                    "must be greater than or equal to 0"});
+  // With the CoordinatedLeaderElection gate (on in the real servers the captures come from) the
+  // strategy fields are kept and validated; the doubled path is the real server's.
+  if (s.contains("strategy") && s["strategy"] != kOldestEmulationVersion)
+    errs.push_back({FieldError::kNotSupported, "spec.strategy.strategy",
+                    go_quote(s["strategy"].get<std::string>()),
+                    std::string("supported values: ") + go_quote(kOldestEmulationVersion)});
+  if (!s.contains("strategy") && s.contains("preferredHolder") &&
+      !s["preferredHolder"].get<std::string>().empty())
+    errs.push_back({FieldError::kForbidden, "spec.preferredHolder", "",
+                    "may only be specified if `strategy` is defined"});
   return errs;
 }
 
@@ -1894,7 +1964,10 @@ struct Handlers {
       for (auto& [k, o] : col.objs)
         if (Store::watch_matches(*w, o.obj))
           ws.initial += st.event_line("ADDED", st.versioned(col.name, o.obj, w->api_version, true));
-      w->start_rv = col.last_rv;
+      w->start_rv = w->bookmark_rv = col.last_rv;
+      // v1.37 ends the initial ADDEDs with a bookmark (in the same chunk) also for watches that
+      // did not ask for sendInitialEvents.
+      if (ws.bookmarks) ws.initial += st.bookmark_event(*w, col.last_rv, true);
     } else {
       uint64_t from = 0;
       try {
@@ -1923,6 +1996,7 @@ struct Handlers {
           ws.initial +=
               st.event_line(ev.type, st.versioned(col.name, ev.obj, w->api_version, true));
       w->start_rv = std::max(from, col.last_rv);
+      w->bookmark_rv = from;  // changes replayed above make a bookmark due, like the real cache
     }
     col.watchers.erase(std::remove_if(col.watchers.begin(), col.watchers.end(),
                                       [](const std::weak_ptr<Watcher>& x) { return x.expired(); }),
@@ -1977,6 +2051,15 @@ struct Handlers {
     J lease;
     std::string derr = decode_lease(body, lease);
     if (!derr.empty()) return cannot_handle(c, body, "Lease", derr);
+    HttpResponse r = store_lease(c, lease, create_only, from_patch);
+    // Field validation "Warn" (the default since v1.27): every answer after a successful decode
+    // names the dropped fields, the 422 of a PUT without resourceVersion too.
+    for (auto& f : lease_unknown_fields(body))
+      r.headers.push_back({"Warning", "299 - " + go_quote("unknown field " + go_quote(f))});
+    return r;
+  }
+
+  HttpResponse store_lease(const Ctx& c, J& lease, bool create_only, bool from_patch) {
     J& meta = lease["metadata"];
     if (auto e = settle_name_ns(c, meta)) return *e;
     Collection& col = st.leases;
@@ -2008,7 +2091,7 @@ struct Handlers {
       if (from_patch) {
         rv = cur.obj["metadata"]["resourceVersion"];
       } else {
-        FieldErrors errs{{FieldError::kInvalid, "metadata.resourceVersion", "0x0",
+        FieldErrors errs{{FieldError::kInvalid, "metadata.resourceVersion", "0",
                           "must be specified for an update"}};
         return invalid(c.rd.qualified(), "coordination.k8s.io", "leases", name, errs);
       }
@@ -2053,28 +2136,29 @@ struct Handlers {
     if (mt != "application/merge-patch+json" && mt != "application/strategic-merge-patch+json" &&
         mt != "application/json-patch+json")
       return unsupported_patch();
-    if (json_depth(c.req.body) > kMaxDepth) return bad_request("Invalid JSON Patch");
+    if (json_depth(c.req.body) > kMaxDepth) return bad_request("invalid JSON patch");
     J patch = J::parse(c.req.body, nullptr, false);
-    if (patch.is_discarded()) return bad_request("Invalid JSON Patch");
+    if (patch.is_discarded()) return bad_request("invalid JSON patch");
     try {
       if (mt == "application/json-patch+json") {
-        if (!patch.is_array()) return bad_request("Invalid JSON Patch");
+        if (!patch.is_array())
+          return bad_request("error decoding patch: json: cannot unmarshal " +
+                             std::string(go_json_type(patch)) +
+                             " into Go value of type []handlers.jsonPatchOp");
         result = current.patch(patch);
       } else {
         if (!patch.is_object())
-          return bad_request("json: cannot unmarshal " + std::string(go_json_type(patch)) +
+          return bad_request("error decoding patch: json: cannot unmarshal " +
+                             std::string(go_json_type(patch)) +
                              " into Go value of type map[string]interface {}");
         result = current;
         strategic_strip(patch);
         result.merge_patch(patch);
       }
-    } catch (const std::exception& e) {
-      J d = obj();
+    } catch (const std::exception&) {
+      J d = obj();  // v1.37 names no cause (a failed op, a missing path alike)
       return status_resp(422, "Invalid",
-                         std::string("the server rejected our request due to an "
-                                     "error in our request: ") +
-                             e.what(),
-                         &d);
+                         "the server rejected our request due to an error in our request", &d);
     }
     return std::nullopt;
   }
@@ -2102,7 +2186,7 @@ struct Handlers {
     J result;
     if (auto e = apply_patch(c, with_kind(it->second.obj, "Lease", c.rd.api_version()), result))
       return *e;
-    if (!result.is_object()) return bad_request("Invalid JSON Patch");
+    if (!result.is_object()) return bad_request("invalid JSON patch");
     return lease_write(c, result, false, true);
   }
 
@@ -2279,7 +2363,7 @@ struct Handlers {
     if (auto e = apply_patch(c, st.versioned("events", it->second.obj, c.rd.api_version(), true),
                              result))
       return *e;
-    if (!result.is_object()) return bad_request("Invalid JSON Patch");
+    if (!result.is_object()) return bad_request("invalid JSON patch");
     return event_write(c, result, false, &it->second);
   }
 
@@ -2446,6 +2530,7 @@ struct Handlers {
                    true);
     J pod = obj();
     meta.erase("uid");
+    meta["generation"] = 1;  // Pods count spec generations since v1.33 (observedGeneration)
     pod["metadata"] = meta;
     pod["spec"] = spec;
     pod["status"] = J{{"phase", "Pending"}, {"qosClass", "BestEffort"}};
@@ -2470,7 +2555,7 @@ struct Handlers {
     Obj& cur = it->second;
     J result;
     if (auto e = apply_patch(c, with_kind(cur.obj, "Pod", "v1"), result)) return *e;
-    if (!result.is_object()) return bad_request("Invalid JSON Patch");
+    if (!result.is_object()) return bad_request("invalid JSON patch");
     J meta;
     std::string derr = decode_meta(result.value("metadata", J()), "Pod", meta);
     if (!derr.empty()) return cannot_handle(c, result, "Pod", derr);
@@ -2484,9 +2569,7 @@ struct Handlers {
                       "version and try again");
     FieldErrors errs;
     auto l = validate_labels(meta.value("labels", obj()), "metadata.labels");
-    for (auto& e : l)
-      for (int i = 0; i < 4; ++i)
-        errs.push_back(e);  // the real server reports each one 4 times
+    errs.insert(errs.end(), l.begin(), l.end());
     auto a = validate_annotations(meta.value("annotations", obj()), "metadata.annotations");
     errs.insert(errs.end(), a.begin(), a.end());
     if (!errs.empty()) return invalid("Pod", "", "Pod", c.info.name, errs);
@@ -2508,6 +2591,8 @@ struct Handlers {
         for (size_t i = 0; i < s["containers"].size(); ++i)
           if (s["containers"][i].is_object() && s["containers"][i].contains("image"))
             pod["spec"]["containers"][i]["image"] = s["containers"][i]["image"];
+      if (pod["spec"] != cur.obj["spec"])
+        pod["metadata"]["generation"] = cur.obj["metadata"].value("generation", int64_t{0}) + 1;
     }
     J old_cmp = cur.obj;
     old_cmp["metadata"].erase("managedFields");
@@ -2530,7 +2615,9 @@ J resource_entry(const char* name, const char* kind, std::initializer_list<const
                  bool all_category, const char* hash) {
   J e = obj();
   e["name"] = name;
-  e["singularName"] = "";
+  std::string singular = name;  // leases events pods namespaces: drop the plural s
+  singular.pop_back();
+  e["singularName"] = singular;
   e["namespaced"] = true;
   e["kind"] = kind;
   e["verbs"] =
@@ -2604,12 +2691,23 @@ std::optional<HttpResponse> discovery(const HttpRequest& req, const std::string&
   }
   if (path == "/version") {
     HttpResponse r;
-    r.body =
-        "{\n  \"major\": \"1\",\n  \"minor\": \"24\",\n  \"gitVersion\": "
-        "\"v1.24.0-leasehold-test\",\n  \"gitCommit\": "
-        "\"0000000000000000000000000000000000000000\",\n  \"gitTreeState\": \"clean\",\n  "
-        "\"buildDate\": \"2021-12-10T00:00:00Z\",\n  \"goVersion\": \"go1.19.8\",\n  "
-        "\"compiler\": \"gc\",\n  \"platform\": \"linux/amd64\"\n}";
+    // The shape of v1.37's answer (pretty-printed, emulation fields); "+leasehold-test" is semver
+    // build metadata, so version constraints such as helm's kubeVersion see 1.37.2.
+    r.body = R"({
+  "major": "1",
+  "minor": "37",
+  "emulationMajor": "1",
+  "emulationMinor": "37",
+  "minCompatibilityMajor": "1",
+  "minCompatibilityMinor": "36",
+  "gitVersion": "v1.37.2+leasehold-test",
+  "gitCommit": "0000000000000000000000000000000000000000",
+  "gitTreeState": "clean",
+  "buildDate": "1970-01-01T00:00:00Z",
+  "goVersion": "go1.26.8",
+  "compiler": "gc",
+  "platform": "linux/amd64"
+})";
     return r;
   }
   if (path == "/healthz" || path == "/livez" || path == "/readyz") return text_resp(200, "ok");
@@ -2778,18 +2876,11 @@ Result Api::handle(const HttpRequest& req, const RequestInfo& info) {
   return res;
 }
 
-std::string Api::bookmark_line(const Watcher& w) const {
+std::string Api::bookmark_line(Watcher& w) const {
   const Collection& col = store_->coll(w.collection);
-  if (col.last_rv <= w.start_rv) return "";
-  J o = empty_object_for(w.collection);
-  J m = J{{"resourceVersion", std::to_string(col.last_rv)}, {"creationTimestamp", nullptr}};
-  J full = obj();
-  full["kind"] = store_->kind_of(w.collection);
-  full["apiVersion"] = w.api_version;
-  full["metadata"] = m;
-  for (auto& [k, v] : o.items())
-    full[k] = v;
-  return store_->event_line("BOOKMARK", full);
+  if (col.last_rv <= w.bookmark_rv) return "";
+  w.bookmark_rv = col.last_rv;
+  return store_->bookmark_event(w, col.last_rv, false);
 }
 
 std::optional<J> Api::raw_get(const std::string& collection, const std::string& ns,

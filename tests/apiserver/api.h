@@ -71,8 +71,9 @@ struct Watcher {
   std::string ns;
   Selector fields;
   Selector labels;
-  std::string api_version;  // for events.k8s.io conversion
-  uint64_t start_rv = 0;
+  std::string api_version;   // for events.k8s.io conversion
+  uint64_t start_rv = 0;     // events up to here were sent with the start of the stream
+  uint64_t bookmark_rv = 0;  // a bookmark is due once the resource has moved past this RV
   std::string client;
   std::deque<std::string> queue;  // serialised event lines, each ending in '\n'
   size_t queued_bytes = 0;
@@ -119,8 +120,9 @@ class Api {
   RequestInfo classify(const HttpRequest& req) const;
   Result handle(const HttpRequest& req, const RequestInfo& info);
 
-  // The watch line to send as a bookmark now, or "" when nothing happened since the watch began.
-  std::string bookmark_line(const Watcher& w) const;
+  // The watch line to send as a bookmark now, or "" when the resource has not moved past the RV
+  // the watch asked for (or the last bookmark) -- the real watch cache's rule.
+  std::string bookmark_line(Watcher& w) const;
 
   // Control-plane helpers (used by the control endpoint).
   std::optional<J> raw_get(const std::string& collection, const std::string& ns,

@@ -16,7 +16,8 @@
 #   tokens.csv                            admin-token,admin,,system:masters
 #                                         elector-token,system:serviceaccount:NS:elector
 #                                         other-token,system:serviceaccount:NS:other (no rights)
-#   rbac.yaml                             Role "elector" in NS (golden/README.md's Role) + binding
+#   rbac.yaml                             golden/rbac.yaml for NS: ServiceAccounts default and elector,
+#                                         Role "elector" + binding (what the captures assume)
 #   admin.kubeconfig elector.kubeconfig   kubeconfigs for the two tokens (namespace NS)
 #   server.log  server.pid  env
 # and prints (and writes to DIR/env) shell assignments:
@@ -78,35 +79,8 @@ make_auth() {
     echo "$sa" >"$dir/sa.token"
     echo "$other" >"$dir/other.token"
   fi
-  if [ ! -f "$dir/rbac.yaml" ]; then
-    cat >"$dir/rbac.yaml" <<EOF
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: elector, namespace: $ns}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: elector, namespace: $ns}
-rules:
-- apiGroups: [coordination.k8s.io]
-  resources: [leases]
-  verbs: [create]
-- apiGroups: [coordination.k8s.io]
-  resources: [leases]
-  resourceNames: [lease-a]
-  verbs: [get, update, watch, list]
-- apiGroups: ["", events.k8s.io]
-  resources: [events]
-  verbs: [create, patch, update]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: elector, namespace: $ns}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: elector}
-subjects:
-- {kind: ServiceAccount, name: elector, namespace: $ns}
-EOF
-  fi
+  # The captures' environment (golden/rbac.yaml, the one copy) with NS for golden.
+  [ -f "$dir/rbac.yaml" ] || sed -E "s/(namespace|name): golden([,}])/\1: $ns\2/" "$here/golden/rbac.yaml" >"$dir/rbac.yaml"
 }
 
 write_kubeconfig() {
