@@ -85,6 +85,8 @@ COMMENTS = {
         "Watch without resourceVersion, fieldSelector matches resourceNames: allowed (synthetic ADDED, then clean end)."],
 }
 FRAMING = "HTTP/1.1 chunk framing kept as received (CRLF; chunk sizes count the original bytes)."
+LEFT_OUT = ("Left out: BOOKMARKs only kube-apiserver's own kube-system Lease renewals made due "
+            "(README, replay.quiet_bookmarks).")
 
 
 def log(msg):
@@ -278,13 +280,12 @@ def comments_for(name, src_comments, rec):
         ln = re.sub(r"\s*Captured with curl --raw: chunk-size lines \(hex\) are the real HTTP/1\.1 chunked framing;"
                     r" final 0 chunk = clean end at timeoutSeconds=(\d+)\.", r" Final 0 chunk = clean end at timeoutSeconds=\1.", ln)
         ln = re.sub(r"\s*Elapsed [\d.]+ s\.", "", ln)
-        if ln.strip():
+        if ln.strip() and not ln.startswith((FRAMING, LEFT_OUT)):  # made below, again
             out.append(ln.strip())
     if rec["elapsed"] is not None and rec["status"] == 200:
-        out.append("%s Elapsed %.1f s." % (FRAMING, rec["elapsed"]))
+        out.append("%s Elapsed %.0f s." % (FRAMING, rec["elapsed"]))  # whole seconds: no noise on refresh
     if rec.get("dropped"):
-        out.append("Left out: %d BOOKMARK(s) only kube-apiserver's own kube-system Lease renewals made due "
-                   "(README, capture.quiet_world)." % rec["dropped"])
+        out.append(LEFT_OUT)
     return out
 
 
