@@ -85,7 +85,7 @@ COMMENTS = {
         "Watch without resourceVersion, fieldSelector matches resourceNames: allowed (synthetic ADDED, then clean end)."],
 }
 FRAMING = "HTTP/1.1 chunk framing kept as received (CRLF; chunk sizes count the original bytes)."
-LEFT_OUT = ("Left out: BOOKMARKs only kube-apiserver's own kube-system Lease renewals made due "
+LEFT_OUT = ("BOOKMARKs that only kube-apiserver's own kube-system Lease renewals made due are left out "
             "(README, replay.quiet_bookmarks).")
 
 
@@ -188,6 +188,7 @@ class Capture(replay.Runner):
             body, dropped = quiet_world(self.raw_watch, int(binds[m.group(1)]) if m else None)
         rec = self.record(g, ctx, binds, r.status, r.reason, r.getheaders(), body, time.monotonic() - self.t0)
         self.records[g["name"]]["dropped"] = dropped
+        self.records[g["name"]]["bookmarks"] = "allowWatchBookmarks=true" in g["target"]
         return rec + (", %d BOOKMARK(s) left out" % dropped if dropped else "")
 
     # --- the two cases replay.py cannot set up
@@ -280,12 +281,12 @@ def comments_for(name, src_comments, rec):
         ln = re.sub(r"\s*Captured with curl --raw: chunk-size lines \(hex\) are the real HTTP/1\.1 chunked framing;"
                     r" final 0 chunk = clean end at timeoutSeconds=(\d+)\.", r" Final 0 chunk = clean end at timeoutSeconds=\1.", ln)
         ln = re.sub(r"\s*Elapsed [\d.]+ s\.", "", ln)
-        if ln.strip() and not ln.startswith((FRAMING, LEFT_OUT)):  # made below, again
+        if ln.strip() and not ln.startswith((FRAMING, LEFT_OUT, "Left out:")):  # made below, again
             out.append(ln.strip())
     if rec["elapsed"] is not None and rec["status"] == 200:
         out.append("%s Elapsed %.0f s." % (FRAMING, rec["elapsed"]))  # whole seconds: no noise on refresh
-    if rec.get("dropped"):
-        out.append(LEFT_OUT)
+    if rec["elapsed"] is not None and rec["status"] == 200 and rec["bookmarks"]:
+        out.append(LEFT_OUT)  # said whether any came this time: a refresh does not flip it
     return out
 
 
