@@ -9,7 +9,8 @@
 # scripts/make-base-images.sh. Both stages reach the Debian mirror over the default build
 # network (apt-get in RUN).
 #
-# Build stage: the same Debian packages (scripts/install-deps.sh) and CMake preset as CI.
+# Build stage: the build packages of scripts/install-deps.sh (--build-only: not the test
+# toolchain) and the same CMake preset as CI.
 # Runtime stage: debian:bookworm-slim plus exactly the packages that hold the shared libraries
 # the binary links (`ldd`); tests/deploy/test_dockerfile.py fails when this list and `ldd` of
 # the release binary disagree in either direction.
@@ -18,7 +19,7 @@ FROM debian:bookworm AS build
 WORKDIR /src
 # Dependencies first, so that a source change does not reinstall them.
 COPY scripts/install-deps.sh scripts/install-deps.sh
-RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake --preset release \
  && cmake --build --preset release --target leasehold \

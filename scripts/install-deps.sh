@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing and the demo need. Idempotent; run as
 # root (or with sudo) on Debian bookworm. Everything comes from Debian's archive: no downloads.
+#
+#   install-deps.sh              everything (what scripts/test.sh and CI use)
+#   install-deps.sh --build-only what `cmake --preset release && cmake --build` needs, nothing
+#                                else (the Dockerfile's build stage: a few hundred MB less to
+#                                fetch and unpack than the whole test toolchain)
 set -euo pipefail
 
-packages=(
-  # build
+build_packages=(
   build-essential cmake ninja-build g++ pkg-config
   libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   googletest libgtest-dev libgmock-dev
+)
+packages=(
+  "${build_packages[@]}"
+  # scripts/check-format.sh
   clang-format
   # tests/fuzz: libFuzzer targets (clang with its fuzzer and sanitizer runtimes)
   clang libclang-rt-14-dev
   # tests, demo, benchmarks
   openssl ca-certificates curl python3 procps iproute2
+  jq  # tests/integration/dropin_scenarios.py: contrib's app reads .name with jq
   wrk  # tests/load/run (not in CI)
   nginx  # bench/run: /leader next to nginx serving the same JSON (not in CI); wrk above too
   # promtool, which checks /metrics in the integration tests
@@ -22,6 +31,15 @@ packages=(
   # scripts/make-base-images.sh: debian:bookworm(-slim) for `docker build` without a registry
   debootstrap debian-archive-keyring
 )
+
+case "${1:-}" in
+"") ;;
+--build-only) packages=("${build_packages[@]}") ;;
+*)
+  echo "install-deps: unknown argument '$1' (use --build-only or nothing)" >&2
+  exit 2
+  ;;
+esac
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -14,6 +14,8 @@ scripts/check-format.sh
 # The real control plane (kube-apiserver, etcd, helm) from the pinned Go modules; the first
 # build on an empty Go cache takes minutes, later ones seconds (tests/realkube/build.sh).
 tests/realkube/build.sh
+# Real client-go v0.37.2 leader election, the bench's baseline (bench.real_smoke).
+bench/clientgo/build.sh
 
 jobs=$(nproc)
 cmake --preset release >/dev/null

@@ -37,6 +37,9 @@ bindir=$root/build/realkube/bin
 apiserver_bin=${KUBE_APISERVER_BIN:-$bindir/kube-apiserver}
 etcd_bin=${ETCD_BIN:-$bindir/etcd}
 bind=${REALKUBE_BIND:-127.0.0.1}
+# Where this script and the printed URLs reach the API: the bound address (127.0.0.1 for 0.0.0.0).
+host=$bind
+[ "$bind" = 0.0.0.0 ] && host=127.0.0.1
 timeout=${REALKUBE_START_TIMEOUT:-90}
 
 die() {
@@ -226,16 +229,16 @@ up)
     apiserver_cmd "$dir" apiserver2 "$p_api2" "$etcd_url" "$@"
     launch "$dir" apiserver2
   fi
-  url="https://127.0.0.1:$p_api"
+  url="https://$host:$p_api"
   wait_ready "$dir" apiserver "$url"
-  [ "$ha" = 1 ] && wait_ready "$dir" apiserver2 "https://127.0.0.1:$p_api2"
+  [ "$ha" = 1 ] && wait_ready "$dir" apiserver2 "https://$host:$p_api2"
   write_kubeconfig "$url" "$dir/ca.crt" "$(cat "$dir/admin.token")" "$dir/admin.kubeconfig"
   {
     echo "APISERVER_URL=$url"
     echo "APISERVER_PORT=$p_api"
     echo "APISERVER_PID=$(cat "$dir/apiserver.pid")"
     if [ "$ha" = 1 ]; then
-      echo "APISERVER2_URL=https://127.0.0.1:$p_api2"
+      echo "APISERVER2_URL=https://$host:$p_api2"
       echo "APISERVER2_PORT=$p_api2"
       echo "APISERVER2_PID=$(cat "$dir/apiserver2.pid")"
     fi
