@@ -26,19 +26,19 @@ std::optional<std::chrono::seconds> parseRetryAfter(const net::HttpHeaders& h) {
   return std::chrono::seconds(n);
 }
 
-}  // namespace
+// The net stream behind an ApiStream; owning it keeps it open (dropping it cancels).
+class HttpsApiStream final : public ApiStream {
+ public:
+  explicit HttpsApiStream(std::shared_ptr<net::HttpsClient::StreamHandle> handle)
+      : handle_(std::move(handle)) {}
+  void cancel() override { handle_->cancel(); }
+  bool active() const override { return handle_->active(); }
 
-std::string ApiResponse::describe() const {
-  if (code == 0) return "no answer: " + error;
-  std::string out = std::to_string(code);
-  if (status && !status->reason.empty()) out += " " + status->reason;
-  if (status && !status->message.empty()) {
-    out += ": " + status->message;
-  } else if (!error.empty()) {
-    out += ": " + error;
-  }
-  return out;
-}
+ private:
+  std::shared_ptr<net::HttpsClient::StreamHandle> handle_;
+};
+
+}  // namespace
 
 ApiClient::ApiClient(boost::asio::io_context& io, RestConfig config, std::string userAgent)
     : config_(std::move(config)), userAgent_(std::move(userAgent)) {
@@ -113,8 +113,8 @@ void ApiClient::send(ApiRequest request, std::function<void(ApiResponse)> done,
   });
 }
 
-std::shared_ptr<net::HttpsClient::StreamHandle> ApiClient::stream(
-    ApiRequest request, StreamCallbacks cb, std::chrono::milliseconds idleTimeout) {
+std::shared_ptr<ApiStream> ApiClient::stream(ApiRequest request, ApiStreamCallbacks cb,
+                                             std::chrono::milliseconds idleTimeout) {
   auto req = build(request);
   struct State {
     int status = 0;
@@ -149,7 +149,8 @@ std::shared_ptr<net::HttpsClient::StreamHandle> ApiClient::stream(
   };
   net::HttpsClient::StreamOptions options;
   options.idleTimeout = idleTimeout;
-  return http_->stream(std::move(req), std::move(callbacks), options);
+  return std::make_shared<HttpsApiStream>(
+      http_->stream(std::move(req), std::move(callbacks), options));
 }
 
 }  // namespace leasehold::kube

@@ -32,7 +32,7 @@ std::int64_t wallNanos() {
 
 }  // namespace
 
-EventRecorder::EventRecorder(ApiClient& api, election::Clock& clock, LeaseEventTarget target,
+EventRecorder::EventRecorder(ApiTransport& api, election::Clock& clock, LeaseEventTarget target,
                              EventRecorderOptions options)
     : api_(api),
       clock_(clock),

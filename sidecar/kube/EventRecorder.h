@@ -29,7 +29,7 @@
 
 #include "election/Clock.h"
 #include "election/LeaseRecord.h"
-#include "kube/ApiClient.h"
+#include "kube/ApiTransport.h"
 
 namespace leasehold::kube {
 
@@ -47,7 +47,7 @@ struct LeaseEventTarget {
 
 class EventRecorder {
  public:
-  EventRecorder(ApiClient& api, election::Clock& clock, LeaseEventTarget target,
+  EventRecorder(ApiTransport& api, election::Clock& clock, LeaseEventTarget target,
                 EventRecorderOptions options = {});
   ~EventRecorder();
   EventRecorder(const EventRecorder&) = delete;
@@ -94,7 +94,7 @@ class EventRecorder {
   void finishDrainIfIdle();
   void finishDrain();
 
-  ApiClient& api_;
+  ApiTransport& api_;
   election::Clock& clock_;
   LeaseEventTarget target_;
   EventRecorderOptions options_;

@@ -9,7 +9,7 @@
 
 #include "election/Clock.h"
 #include "election/LeaseStore.h"
-#include "kube/ApiClient.h"
+#include "kube/ApiTransport.h"
 #include "kube/LeaseCodec.h"
 
 namespace leasehold::kube {
@@ -27,7 +27,7 @@ struct LeaseClientOptions {
 
 class LeaseClient : public election::LeaseStore {
  public:
-  LeaseClient(ApiClient& api, election::Clock& clock, LeaseTarget target,
+  LeaseClient(ApiTransport& api, election::Clock& clock, LeaseTarget target,
               LeaseClientOptions options, std::function<double()> random01);
   ~LeaseClient() override;
 
@@ -46,7 +46,7 @@ class LeaseClient : public election::LeaseStore {
  private:
   void decodeInto(ApiResponse r, bool isCreate, election::StoreCallback done);
 
-  ApiClient& api_;
+  ApiTransport& api_;
   election::Clock& clock_;
   LeaseTarget target_;
   LeaseClientOptions options_;

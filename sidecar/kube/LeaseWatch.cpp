@@ -12,7 +12,7 @@ constexpr std::chrono::milliseconds kMaxBackoff{30000};
 constexpr std::chrono::milliseconds kForbiddenRetry{60000};
 }  // namespace
 
-LeaseWatch::LeaseWatch(ApiClient& api, election::Clock& clock, const LeaseClient& lease,
+LeaseWatch::LeaseWatch(ApiTransport& api, election::Clock& clock, const LeaseClient& lease,
                        election::LeaseObserver& observer, const LeaseClientOptions& options,
                        std::function<double()> random01)
     : api_(api),
@@ -111,7 +111,7 @@ void LeaseWatch::watchFrom(const std::string& rv) {
                            "&resourceVersion=" + rv + "&timeoutSeconds=" + std::to_string(timeout) +
                            "&watch=true";
   splitter_.reset();
-  ApiClient::StreamCallbacks cb;
+  ApiStreamCallbacks cb;
   cb.onStatus = [this, alive](int status, const std::string& body) {
     if (alive.expired()) return;
     stream_.reset();

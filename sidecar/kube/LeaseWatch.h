@@ -15,7 +15,7 @@
 
 #include "election/Clock.h"
 #include "election/LeaseStore.h"
-#include "kube/ApiClient.h"
+#include "kube/ApiTransport.h"
 #include "net/LineSplitter.h"
 
 namespace leasehold::kube {
@@ -25,7 +25,7 @@ struct LeaseClientOptions;
 
 class LeaseWatch {
  public:
-  LeaseWatch(ApiClient& api, election::Clock& clock, const LeaseClient& lease,
+  LeaseWatch(ApiTransport& api, election::Clock& clock, const LeaseClient& lease,
              election::LeaseObserver& observer, const LeaseClientOptions& options,
              std::function<double()> random01);
   ~LeaseWatch();
@@ -44,7 +44,7 @@ class LeaseWatch {
   void setHealthy(bool healthy, const std::string& why);
   void failed(const std::string& why, bool relist);
 
-  ApiClient& api_;
+  ApiTransport& api_;
   election::Clock& clock_;
   const LeaseClient& lease_;
   election::LeaseObserver& observer_;
@@ -53,7 +53,7 @@ class LeaseWatch {
   std::function<double()> random01_;
   std::function<void(const std::string&)> onProblem_;
   std::unique_ptr<election::Timer> retryTimer_;
-  std::shared_ptr<net::HttpsClient::StreamHandle> stream_;
+  std::shared_ptr<ApiStream> stream_;
   net::LineSplitter splitter_;
   std::string resourceVersion_;
   std::string lastError_;

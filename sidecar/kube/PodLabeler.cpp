@@ -5,7 +5,7 @@
 
 namespace leasehold::kube {
 
-PodLabeler::PodLabeler(ApiClient& api, election::Clock& clock, PodRef pod, std::string labelKey,
+PodLabeler::PodLabeler(ApiTransport& api, election::Clock& clock, PodRef pod, std::string labelKey,
                        std::function<double()> random01, PodLabelerOptions options)
     : api_(api),
       clock_(clock),

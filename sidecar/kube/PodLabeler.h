@@ -17,7 +17,7 @@
 #include <string>
 
 #include "election/Clock.h"
-#include "kube/ApiClient.h"
+#include "kube/ApiTransport.h"
 
 namespace leasehold::kube {
 
@@ -34,7 +34,7 @@ struct PodRef {
 
 class PodLabeler {
  public:
-  PodLabeler(ApiClient& api, election::Clock& clock, PodRef pod, std::string labelKey,
+  PodLabeler(ApiTransport& api, election::Clock& clock, PodRef pod, std::string labelKey,
              std::function<double()> random01, PodLabelerOptions options = {});
   ~PodLabeler();
   PodLabeler(const PodLabeler&) = delete;
@@ -61,7 +61,7 @@ class PodLabeler {
   void finishDrain();
   bool settled() const { return !inflight_ && (!wanted_ || wanted_ == applied_); }
 
-  ApiClient& api_;
+  ApiTransport& api_;
   election::Clock& clock_;
   PodRef pod_;
   std::string key_;
