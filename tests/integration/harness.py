@@ -769,15 +769,19 @@ class AuditLog:
         except FileNotFoundError:
             return []
         out = []
+        seen = set()
         for line in data[:data.rfind(b"\n") + 1].splitlines():
             try:
                 e = json.loads(line)
             except ValueError:
                 continue
+            if e.get("auditID") in seen:
+                continue  # a watch's ResponseComplete after its ResponseStarted
+            seen.add(e.get("auditID"))
             code = e.get("responseStatus", {}).get("code")
             if e.get("verb") == "watch":
                 if e.get("stage") == "ResponseComplete" and code == 200:
-                    continue  # the end of a watch already counted when it started
+                    continue  # the end of a watch that started before `since`
             elif e.get("stage") == "ResponseStarted":
                 continue
             out.append(e)

@@ -11,7 +11,7 @@ sigterm_during_renewal  latency on the leader's proxy holds a renewal in flight 
                         replica take over at once, never after D (kubernetes/kubernetes#131867 is
                         this bug in client-go)
 apiserver_restart       kube-apiserver restarted (SIGTERM, then kill -9) under a steady leader:
-                        no leadership change, same token; the followers' watches come back
+                        no leadership change, same token; the followers follow again
 etcd_pause              etcd SIGSTOPped for longer than R: the leader stops claiming by R after
                         its last renewal, nobody leads, one leader again after SIGCONT
 rbac_is_enforced        the 403 check can fail: --pod-label without the chart's pods rule is
@@ -294,13 +294,14 @@ def sigterm_during_renewal(env):
 
 # Restarts take seconds (more on a loaded machine): the timings must outlast them.
 LONG = ["--lease-duration", "60s", "--renew-deadline", "45s", "--retry-period", "2s"]
+LONG_P = 2.0
 
 
 @scenario
 @real_options(real_only=True)
 def apiserver_restart(env):
     """kube-apiserver restarted (SIGTERM, then kill -9) under a steady leader: it never stops
-    leading, same token, no new term; the followers' watches resume (an immediate handover)."""
+    leading, same token, no new term; the followers see a release within one poll after."""
     sidecars = env.start_sidecars(3, timings=LONG)
     leader = the_leader(sidecars, timeout=15)
     time.sleep(2)
@@ -308,7 +309,7 @@ def apiserver_restart(env):
     token = leader.status()["fencingToken"]
     with Observer(sidecars) as obs:
         for sig in ("TERM", "KILL"):
-            t0 = time.time()
+            t0 = t_restart = time.time()
             env.plane.restart("apiserver", sig)
             back = time.time()
             log(f"kube-apiserver restarted ({sig}): ready again after {back - t0:.1f}s")
@@ -333,14 +334,22 @@ def apiserver_restart(env):
               and st and st.get("leader")]
     check(not others, f"a follower claimed during the restarts: {others[:1]}")
     log(f"{len(answered)} answers of the leader, all leader=true, token {token}")
-    # The followers watch the restarted apiserver again: a release is seen at once.
+    # The followers follow the restarted apiserver again: a release is seen within one poll.
+    # (A kube-apiserver refuses watches with 403 until its RBAC cache has synced; the sidecar
+    # then retries its watch only after 60 s and polls every P..2.2P meanwhile.)
+    followers = [s for s in sidecars if s is not leader]
     time.sleep(2)
+    polling = [f.name for f in followers if any(
+        l.get("msg") == "API request refused" and l.get("verb") == "watch"
+        and cl.epoch(l["ts"]) > t_restart for l in f.log_lines())]
     t0 = time.monotonic()
     leader.signal(signal.SIGTERM)
-    new = the_leader([s for s in sidecars if s is not leader], timeout=5)
+    new = the_leader(followers, timeout=2.2 * LONG_P + 3)
     took = time.monotonic() - t0
-    log(f"SIGTERM handover after the restarts: {took * 1000:.0f} ms")
-    check(took < 1.5, f"the followers' watches did not resume: handover took {took:.3f}s")
+    log(f"SIGTERM handover after the restarts: {took * 1000:.0f} ms; "
+        + (f"{', '.join(polling)} polling (watch refused with 403 while the apiserver started)"
+           if polling else "the followers watching"))
+    check(took < 2.2 * LONG_P + 0.5, f"handover took {took:.3f}s: more than one poll interval")
     check(new.status()["fencingToken"] == token + 1, "token + 1")
 
 
