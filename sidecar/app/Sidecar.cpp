@@ -1,0 +1,144 @@
+#include "app/Sidecar.h"
+
+#include <utility>
+
+namespace leasehold::app {
+
+using election::ElectorEvent;
+
+Sidecar::Sidecar(election::Clock& clock, SidecarConfig config, SidecarPorts ports,
+                 publish::Metrics& metrics, const log::Logger& logger,
+                 std::function<double()> random01)
+    : clock_(clock),
+      config_(std::move(config)),
+      ports_(std::move(ports)),
+      metrics_(metrics),
+      logger_(logger),
+      lease_(*ports_.store),
+      elector_(clock_, lease_, config_.elector, std::move(random01)) {
+  elector_.setEventHandler([this](const ElectorEvent& e) { onElectorEvent(e); });
+}
+
+Sidecar::~Sidecar() = default;
+
+std::optional<std::string> Sidecar::writeInitialStatusFile() {
+  if (!ports_.statusFile) return std::nullopt;
+  return ports_.statusFile->writeNow(publish::leadershipJson(leadership(), config_.lease) + "\n");
+}
+
+void Sidecar::start() {
+  if (ports_.podLabel) ports_.podLabel->set(false);  // until this replica leads
+  elector_.start();
+}
+
+std::optional<std::string> Sidecar::unhealthyReason() const {
+  const auto held = elector_.holdingWithoutRenewalFor();
+  if (!held || *held < config_.elector.timings.leaseDuration + config_.unhealthyMargin) {
+    return std::nullopt;
+  }
+  return "holding the lease without a successful renewal for " + election::formatDuration(*held);
+}
+
+void Sidecar::release() {
+  logger_.info("release requested: stepping aside",
+               {{"cooldown", election::formatDuration(config_.releaseCooldown)}});
+  elector_.releaseFor(config_.releaseCooldown, nullptr);
+}
+
+bool Sidecar::shutdown(std::function<void()> done) {
+  if (stopping_) return false;
+  stopping_ = true;
+  shutdownDone_ = std::move(done);
+  std::weak_ptr<char> alive = alive_;
+  elector_.stop([this, alive] {
+    if (alive.expired()) return;
+    afterRelease();
+  });
+  return true;
+}
+
+void Sidecar::afterRelease() {
+  if (ports_.leadershipMayHaveChanged) ports_.leadershipMayHaveChanged();
+  writeStatusFile();
+  if (ports_.podLabel) ports_.podLabel->set(false);
+  // Events, the label and the status file drain at once; whichever ends last finishes.
+  auto waiting = std::make_shared<int>(1 + (ports_.podLabel ? 1 : 0) + (ports_.statusFile ? 1 : 0));
+  std::weak_ptr<char> alive = alive_;
+  auto oneDone = [this, alive, waiting] {
+    if (alive.expired() || --*waiting != 0) return;
+    if (auto done = std::move(shutdownDone_)) done();
+  };
+  ports_.events.drain(config_.drainBudget, oneDone);
+  if (ports_.podLabel) ports_.podLabel->drain(config_.drainBudget, oneDone);
+  if (ports_.statusFile) ports_.statusFile->flush(oneDone);
+}
+
+// Written on every elector event that changes the JSON and with leader=false on the way out.
+// A failing write is logged when the failure starts and when it ends.
+void Sidecar::writeStatusFile() {
+  if (!ports_.statusFile) return;
+  std::weak_ptr<char> alive = alive_;
+  ports_.statusFile->write(
+      publish::leadershipJson(leadership(), config_.lease) + "\n",
+      [this, alive](const std::optional<std::string>& problem) {
+        if (alive.expired()) return;
+        if (problem.value_or("") == statusFileProblem_) return;
+        if (problem) {
+          logger_.error("cannot write the status file", {{"problem", *problem}});
+        } else {
+          logger_.info("status file written again", {{"path", ports_.statusFile->path}});
+        }
+        statusFileProblem_ = problem.value_or("");
+      });
+}
+
+void Sidecar::onElectorEvent(const ElectorEvent& e) {
+  log::Fields f{{"holder", e.holder}, {"detail", e.detail}};
+  if (e.token) f.emplace_back("token", std::to_string(*e.token));
+  switch (e.kind) {
+    case ElectorEvent::Kind::kAcquired:
+      metrics_.acquired();
+      metrics_.leaderChanged();
+      break;
+    case ElectorEvent::Kind::kNewLeaderObserved:
+      metrics_.leaderChanged();
+      break;
+    case ElectorEvent::Kind::kRenewed:
+      metrics_.renewal(true, std::chrono::duration<double>(e.latency).count());
+      break;
+    case ElectorEvent::Kind::kRenewFailed:
+      metrics_.renewal(false, 0);
+      break;
+    default:
+      break;
+  }
+  // What the main container and the operator see. A failed renewal changes nothing visible
+  // (the claim holds until the deadline, which has its own event).
+  if (ports_.leadershipMayHaveChanged) ports_.leadershipMayHaveChanged();
+  if (e.kind != ElectorEvent::Kind::kRenewFailed) writeStatusFile();
+  if (e.kind == ElectorEvent::Kind::kAcquired || e.kind == ElectorEvent::Kind::kSteppedDown) {
+    const bool leads = e.kind == ElectorEvent::Kind::kAcquired;
+    ports_.events.record(lease_.last(),
+                         identity() + (leads ? " became leader" : " stopped leading"));
+    if (ports_.podLabel) ports_.podLabel->set(leads);
+  }
+  switch (e.kind) {
+    case ElectorEvent::Kind::kAcquired:
+      return logger_.info("became leader", f);
+    case ElectorEvent::Kind::kSteppedDown:
+      // Asked to (SIGTERM, POST /leader/release) is routine; anything else is worth a look.
+      if (e.voluntary) return logger_.info("stopped leading", f);
+      return logger_.warn("stopped leading", f);
+    case ElectorEvent::Kind::kRenewFailed:
+      return logger_.warn("renewal failed", f);
+    case ElectorEvent::Kind::kNewLeaderObserved:
+      return logger_.info("new leader observed", f);
+    case ElectorEvent::Kind::kReleased:
+      return logger_.info("released the lease", f);
+    case ElectorEvent::Kind::kRenewed:
+    case ElectorEvent::Kind::kObserved:
+      return logger_.debug(election::toString(e.kind), f);
+  }
+}
+
+}  // namespace leasehold::app

@@ -1,0 +1,124 @@
+#pragma once
+// One Lease's sidecar: the Elector on that Lease's store, and the policy main.cpp used to hold
+// inline: how each elector event fans out (metrics, the status API's stream, the status file,
+// Kubernetes Events, the pod label, the log), the /healthz rule, POST /leader/release and the
+// shutdown sequence. It runs on one event loop and does no I/O of its own: every collaborator
+// comes in through a port, so a unit test drives it on FakeClock with MemoryLeaseStore and
+// fakes, and shard mode can run N of them on one loop.
+//
+// Order on every elector event: metrics, stream clients, status file (not on a failed renewal:
+// nothing visible changed), then on acquiring/stepping down an Event and the pod label, then
+// the log line.
+//
+// Shutdown (shutdown()): stop claiming and release the lease (Elector::stop), tell the stream,
+// write the status file with leader=false, set the pod label to false, let queued Events and
+// the label go out within drainBudget (both at once), wait for the status file to land, then
+// run done. A second shutdown() while one is running returns false: main exits at once.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "election/Clock.h"
+#include "election/Elector.h"
+#include "election/LeaseRecord.h"
+#include "election/LeaseStore.h"
+#include "kube/LastSeenLeaseStore.h"
+#include "log/Logger.h"
+#include "publish/LeadershipJson.h"
+#include "publish/Metrics.h"
+
+namespace leasehold::app {
+
+// Kubernetes Events about the Lease (kube::EventRecorder in production). Fire and forget.
+struct EventsPort {
+  std::function<void(const std::optional<election::LeaseRecord>& lease, std::string message)>
+      record;
+  // done runs once the queue is empty or after budget.
+  std::function<void(election::Duration budget, std::function<void()> done)> drain;
+};
+
+// --pod-label (kube::PodLabeler in production): only the latest value matters.
+struct PodLabelPort {
+  std::function<void(bool leader)> set;
+  std::function<void(election::Duration budget, std::function<void()> done)> drain;
+};
+
+// --status-file (publish::StatusFile, written off the loop by publish::StatusFileWriter).
+struct StatusFilePort {
+  std::string path;  // for the log
+  // At start, on the loop: a bad path fails the start, not the first election.
+  std::function<std::optional<std::string>(const std::string& content)> writeNow;
+  // Replaces the content; a later write may supersede this one before it lands (its outcome
+  // then never runs). outcome runs on the loop: nullopt on success, else why not.
+  std::function<void(std::string content,
+                     std::function<void(const std::optional<std::string>& problem)> outcome)>
+      write;
+  // done runs on the loop once the last content written has landed or failed.
+  std::function<void(std::function<void()> done)> flush;
+};
+
+struct SidecarConfig {
+  election::ElectorConfig elector;
+  publish::LeaseName lease;
+  election::Duration releaseCooldown{};
+  // How long queued Events and the pod label may take on the way out.
+  election::Duration drainBudget = std::chrono::seconds(2);
+  // /healthz fails once the lease is held this long past D without a successful renewal.
+  election::Duration unhealthyMargin = std::chrono::seconds(20);
+};
+
+struct SidecarPorts {
+  std::unique_ptr<election::LeaseStore> store;  // the Lease (kube::LeaseClient with its watch)
+  EventsPort events;
+  std::optional<PodLabelPort> podLabel;      // nullopt: no --pod-label
+  std::optional<StatusFilePort> statusFile;  // nullopt: no --status-file
+  // Called on every elector event (StatusServer::leadershipMayHaveChanged).
+  std::function<void()> leadershipMayHaveChanged;
+};
+
+class Sidecar {
+ public:
+  Sidecar(election::Clock& clock, SidecarConfig config, SidecarPorts ports,
+          publish::Metrics& metrics, const log::Logger& logger, std::function<double()> random01);
+  ~Sidecar();
+  Sidecar(const Sidecar&) = delete;
+  Sidecar& operator=(const Sidecar&) = delete;
+
+  // The start-up write of the status file (leader=false): why not, if it failed.
+  std::optional<std::string> writeInitialStatusFile();
+  // Sets the pod label to false (until this replica leads) and starts competing.
+  void start();
+
+  election::Leadership leadership() const { return elector_.leadership(); }
+  // /healthz: nullopt when healthy, else why not (the lease held for D + margin without a
+  // successful renewal blocks everybody while this process no longer claims it).
+  std::optional<std::string> unhealthyReason() const;
+  // POST /leader/release: steps aside for the release cooldown.
+  void release();
+  // The shutdown sequence; done runs once it is complete. false (and nothing else happens)
+  // when a shutdown is already running.
+  bool shutdown(std::function<void()> done);
+  bool shuttingDown() const { return stopping_; }
+
+  const std::string& identity() const { return config_.elector.identity.value; }
+
+ private:
+  void onElectorEvent(const election::ElectorEvent& e);
+  void writeStatusFile();
+  void afterRelease();
+
+  election::Clock& clock_;
+  SidecarConfig config_;
+  SidecarPorts ports_;
+  publish::Metrics& metrics_;
+  const log::Logger& logger_;
+  kube::LastSeenLeaseStore lease_;  // the Elector sees the Lease through it: Events name its uid
+  election::Elector elector_;
+  std::string statusFileProblem_;
+  bool stopping_ = false;
+  std::function<void()> shutdownDone_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::app
