@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstdio>
 #include <iostream>
@@ -23,6 +24,7 @@
 #include "publish/Metrics.h"
 #include "publish/ProbeServer.h"
 #include "publish/StatusFile.h"
+#include "publish/StatusFileWriter.h"
 #include "publish/StatusServer.h"
 
 namespace lh = leasehold;
@@ -163,11 +165,18 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
         [labeler](auto budget, auto done) { labeler->drain(budget, std::move(done)); }};
   }
   if (!cfg.statusFile.empty()) {
+    // Written off the loop (fsync on a slow volume must not delay a renewal): the writer's
+    // thread is the only one besides the loop.
     auto file = std::make_shared<lh::publish::StatusFile>(cfg.statusFile);
-    ports.statusFile = {
-        file->path(), [file](const std::string& content) { return file->write(content); },
-        [file](std::string content, auto outcome) { outcome(file->write(content)); },
-        [](auto done) { done(); }};
+    auto writer = std::make_shared<lh::publish::StatusFileWriter>(
+        [file](const std::string& content) { return file->write(content); },
+        [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
+    ports.statusFile = {file->path(),
+                        [writer](const std::string& content) { return writer->writeNow(content); },
+                        [writer](std::string content, auto outcome) {
+                          writer->write(std::move(content), std::move(outcome));
+                        },
+                        [writer](auto done) { writer->flush(std::move(done)); }};
   }
   std::optional<lh::publish::StatusServer> status;
   ports.leadershipMayHaveChanged = [&status] {

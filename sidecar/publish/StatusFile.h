@@ -3,8 +3,9 @@
 // sees either the previous content or the new one, never a mix or an empty file:
 //   write a temp file in the same directory, fsync it, rename it over the target, fsync the
 //   directory (so the rename itself survives a crash of the node).
-// The caller decides when to write (every change and every renewal); each write() is one small
-// synchronous write, cheap enough for the event loop.
+// The caller decides when to write (every change and every renewal). write() is synchronous and
+// fsyncs twice, which a slow volume can stretch past a renew deadline: the sidecar calls it from
+// StatusFileWriter's thread, never from the event loop (except once at start).
 //
 // A file cannot retract itself when the process dies, which is why the JSON carries validUntil:
 // readers must trust leader=true only while validUntil is in the future.

@@ -183,6 +183,10 @@ struct FanOutCase {
   const char* logged;
 };
 
+void PrintTo(const FanOutCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class SidecarFanOutTest : public SidecarTest, public ::testing::WithParamInterface<FanOutCase> {};
 
 TEST_P(SidecarFanOutTest, AddsExactlyThis) {
@@ -285,6 +289,9 @@ struct HealthCase {
   Duration failingFor;
   bool healthy;
 };
+void PrintTo(const HealthCase& c, std::ostream* os) {
+  *os << "failing for " << election::formatDuration(c.failingFor);
+}
 class SidecarHealthTest : public SidecarTest, public ::testing::WithParamInterface<HealthCase> {};
 
 TEST_P(SidecarHealthTest, UnhealthyOnlyFromLeaseDurationPlus20Seconds) {
