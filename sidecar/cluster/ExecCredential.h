@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "cluster/RestConfigResult.h"
 #include "election/Time.h"
-#include "kube/RestConfigResult.h"
 
 namespace leasehold::kube {
 

@@ -1,4 +1,4 @@
-#include "kube/ExecCredentialPlugin.h"
+#include "cluster/ExecCredentialPlugin.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "kube/ExecCredential.h"
-#include "kube/RestConfigResult.h"
+#include "cluster/ExecCredential.h"
+#include "cluster/RestConfigResult.h"
 
 namespace leasehold::kube {
 

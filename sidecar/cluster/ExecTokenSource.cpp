@@ -1,4 +1,4 @@
-#include "kube/ExecTokenSource.h"
+#include "cluster/ExecTokenSource.h"
 
 namespace leasehold::kube {
 

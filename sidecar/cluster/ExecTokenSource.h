@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "cluster/ExecCredentialPlugin.h"
+#include "cluster/TokenSource.h"
 #include "election/Time.h"
-#include "kube/ExecCredentialPlugin.h"
-#include "kube/TokenSource.h"
 
 namespace leasehold::kube {
 

@@ -1,6 +1,6 @@
-#include "kube/FileTokenSource.h"
+#include "cluster/FileTokenSource.h"
 
-#include "kube/RestConfigFileReader.h"
+#include "cluster/RestConfigFileReader.h"
 
 namespace leasehold::kube {
 

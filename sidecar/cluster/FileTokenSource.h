@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
+#include "cluster/RestConfigResult.h"
+#include "cluster/TokenSource.h"
 #include "election/Time.h"
-#include "kube/RestConfigResult.h"
-#include "kube/TokenSource.h"
 
 namespace leasehold::kube {
 

@@ -1,13 +1,13 @@
-#include "kube/Kubeconfig.h"
+#include "cluster/Kubeconfig.h"
 
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "kube/ExecTokenSource.h"
-#include "kube/FileTokenSource.h"
-#include "kube/KubeconfigBase64.h"
-#include "kube/RestConfigFileReader.h"
-#include "kube/StaticTokenSource.h"
+#include "cluster/ExecTokenSource.h"
+#include "cluster/FileTokenSource.h"
+#include "cluster/KubeconfigBase64.h"
+#include "cluster/RestConfigFileReader.h"
+#include "cluster/StaticTokenSource.h"
 
 namespace leasehold::kube {
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "kube/KubeconfigFile.h"
-#include "kube/RestConfig.h"
-#include "kube/RestConfigClocks.h"
-#include "kube/RestConfigResult.h"
+#include "cluster/KubeconfigFile.h"
+#include "cluster/RestConfig.h"
+#include "cluster/RestConfigClocks.h"
+#include "cluster/RestConfigResult.h"
 
 namespace leasehold::kube {
 

@@ -1,11 +1,11 @@
-#include "kube/KubeconfigFile.h"
+#include "cluster/KubeconfigFile.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <functional>
 #include <set>
 
-#include "kube/RestConfigFileReader.h"
+#include "cluster/RestConfigFileReader.h"
 
 namespace leasehold::kube {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "kube/RestConfigResult.h"
+#include "cluster/RestConfigResult.h"
 
 namespace leasehold::kube {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "kube/TokenSource.h"
+#include "cluster/TokenSource.h"
 
 namespace leasehold::kube {
 

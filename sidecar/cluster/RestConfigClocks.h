@@ -1,7 +1,7 @@
 #pragma once
 // The clocks token sources read, injectable so tests can move time by hand.
-#include "kube/ExecTokenSource.h"
-#include "kube/FileTokenSource.h"
+#include "cluster/ExecTokenSource.h"
+#include "cluster/FileTokenSource.h"
 
 namespace leasehold::kube {
 

@@ -1,4 +1,4 @@
-#include "kube/RestConfigFileReader.h"
+#include "cluster/RestConfigFileReader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "kube/RestConfigResult.h"
+#include "cluster/RestConfigResult.h"
 
 namespace leasehold::kube {
 

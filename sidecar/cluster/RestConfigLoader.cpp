@@ -1,7 +1,7 @@
-#include "kube/RestConfigLoader.h"
+#include "cluster/RestConfigLoader.h"
 
-#include "kube/FileTokenSource.h"
-#include "kube/RestConfigFileReader.h"
+#include "cluster/FileTokenSource.h"
+#include "cluster/RestConfigFileReader.h"
 
 namespace leasehold::kube {
 

@@ -7,10 +7,10 @@
 #include <map>
 #include <string>
 
-#include "kube/Kubeconfig.h"
-#include "kube/RestConfig.h"
-#include "kube/RestConfigClocks.h"
-#include "kube/RestConfigResult.h"
+#include "cluster/Kubeconfig.h"
+#include "cluster/RestConfig.h"
+#include "cluster/RestConfigClocks.h"
+#include "cluster/RestConfigResult.h"
 
 namespace leasehold::kube {
 

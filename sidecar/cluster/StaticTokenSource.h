@@ -3,7 +3,7 @@
 // invalidate() has nothing to do.
 #include <string>
 
-#include "kube/TokenSource.h"
+#include "cluster/TokenSource.h"
 
 namespace leasehold::kube {
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "cluster/RestConfig.h"
 #include "kube/ApiTransport.h"
-#include "kube/RestConfig.h"
 #include "net/HttpsClient.h"
 
 namespace boost::asio {

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "FuzzCheck.h"
-#include "kube/ExecCredential.h"
+#include "cluster/ExecCredential.h"
 
 #include <nlohmann/json.hpp>
 

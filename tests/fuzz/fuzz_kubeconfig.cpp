@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "FuzzCheck.h"
-#include "kube/Kubeconfig.h"
-#include "kube/KubeconfigBase64.h"
-#include "kube/KubeconfigFile.h"
+#include "cluster/Kubeconfig.h"
+#include "cluster/KubeconfigBase64.h"
+#include "cluster/KubeconfigFile.h"
 
 using namespace leasehold;
 

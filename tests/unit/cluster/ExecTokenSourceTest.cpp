@@ -1,4 +1,4 @@
-#include "kube/ExecTokenSource.h"
+#include "cluster/ExecTokenSource.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "TemporaryDirectory.h"
-#include "kube/Kubeconfig.h"
-#include "kube/RestConfigLoader.h"
+#include "cluster/Kubeconfig.h"
+#include "cluster/RestConfigLoader.h"
 
 namespace leasehold::kube {
 namespace {

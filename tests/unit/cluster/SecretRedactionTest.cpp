@@ -4,10 +4,10 @@
 
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
-#include "kube/ExecTokenSource.h"
-#include "kube/FileTokenSource.h"
-#include "kube/KubeconfigBase64.h"
-#include "kube/RestConfigLoader.h"
+#include "cluster/ExecTokenSource.h"
+#include "cluster/FileTokenSource.h"
+#include "cluster/KubeconfigBase64.h"
+#include "cluster/RestConfigLoader.h"
 
 namespace leasehold::kube {
 namespace {

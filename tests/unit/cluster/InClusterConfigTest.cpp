@@ -3,7 +3,7 @@
 
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
-#include "kube/RestConfigLoader.h"
+#include "cluster/RestConfigLoader.h"
 
 namespace leasehold::kube {
 namespace {

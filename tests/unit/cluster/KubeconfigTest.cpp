@@ -1,12 +1,12 @@
-#include "kube/Kubeconfig.h"
+#include "cluster/Kubeconfig.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
-#include "kube/KubeconfigBase64.h"
-#include "kube/RestConfigLoader.h"
+#include "cluster/KubeconfigBase64.h"
+#include "cluster/RestConfigLoader.h"
 
 namespace leasehold::kube {
 namespace {

@@ -1,4 +1,4 @@
-#include "kube/FileTokenSource.h"
+#include "cluster/FileTokenSource.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "kube/KubeconfigBase64.h"
+#include "cluster/KubeconfigBase64.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "kube/ExecCredential.h"
+#include "cluster/ExecCredential.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
