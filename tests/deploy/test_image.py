@@ -51,7 +51,6 @@ run that was killed are removed by the next run). Needs root (nsenter), docker, 
 build/realkube/bin/{kube-apiserver,etcd,helm} (tests/realkube/build.sh).
 """
 import argparse
-import http.client
 import json
 import os
 import random
@@ -72,7 +71,7 @@ ROOT = HERE.parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests/integration"))
-from harness import Failure, check, log, wait_for  # noqa: E402
+from harness import Failure, check, http_get, log, wait_for  # noqa: E402
 from helmcmd import Helm, HelmError, HelmMissing  # noqa: E402
 from test_dockerfile import GOAL_MB  # noqa: E402
 
@@ -436,15 +435,7 @@ class Container:
 
     def probe(self, path, timeout=2):
         """(status, body) from the probe port at the pod address (the kubelet's view)."""
-        conn = http.client.HTTPConnection(self.ip, self.spec.probe_port, timeout=timeout)
-        try:
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            return resp.status, resp.read().decode()
-        except OSError as e:
-            return 0, str(e)
-        finally:
-            conn.close()
+        return http_get(self.spec.probe_port, path, timeout=timeout, host=self.ip)
 
     def logs(self, n=30):
         r = docker("logs", "--tail", str(n), self.name, ok=False)

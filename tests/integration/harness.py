@@ -65,9 +65,9 @@ def free_port():
     raise OSError(f"no free port in [{low}, {high})")
 
 
-def http_get(port, path, timeout=1.0):
+def http_get(port, path, timeout=1.0, host="127.0.0.1"):
     """(status, body) or (0, error) when nothing answered."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request("GET", path)
         resp = conn.getresponse()
