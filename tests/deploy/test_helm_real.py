@@ -51,10 +51,9 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests/integration"))
 import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
-from harness import Failure, check, log, wait_for  # noqa: E402
+from harness import ControlPlane, Failure, check, log, wait_for  # noqa: E402
 from helmcmd import CHART, Helm, HelmError, HelmMissing, documents  # noqa: E402
 
-START = ROOT / "tests/realkube/start.sh"
 NS = f"lh-helm-{os.getpid()}"
 VARIANTS_NS = f"lh-variants-{os.getpid()}"
 RELEASE = "leasehold"
@@ -63,47 +62,9 @@ TEST_POD = f"{RELEASE}-test-leader"
 KINDS = "serviceaccounts,roles,rolebindings,deployments,services,pods,configmaps"
 
 
-class ControlPlane:
-    """tests/realkube/start.sh up/down in a temporary directory; kubectl as admin."""
-
-    def __init__(self, kubectl, reuse=None):
-        self.kubectl_bin = kubectl
-        self.reuse = reuse
-        if reuse:
-            self.dir = Path(reuse)
-        else:
-            self._tmp = tempfile.TemporaryDirectory(prefix="leasehold-helm-real-")
-            self.dir = Path(self._tmp.name) / "cp"
-        self.env = {}
-
-    def __enter__(self):
-        if self.reuse:
-            env = self.dir / "env"
-            check(env.is_file(), f"{env}: no control plane is up there (start.sh up {self.dir})")
-            self.env = dict(ln.split("=", 1) for ln in env.read_text().splitlines() if "=" in ln)
-            return self
-        r = subprocess.run(["bash", str(START), "up", str(self.dir)], capture_output=True,
-                           text=True, timeout=240)
-        if r.returncode != 0:
-            self.__exit__()
-            raise Failure(f"start.sh up failed ({r.returncode}):\n{r.stderr.strip()}")
-        self.env = dict(ln.split("=", 1) for ln in r.stdout.splitlines() if "=" in ln)
-        return self
-
-    def __exit__(self, *exc):
-        if self.reuse:
-            return
-        subprocess.run(["bash", str(START), "down", str(self.dir)], capture_output=True,
-                       timeout=60)
-        self._tmp.cleanup()
-
-    def kubectl(self, *args, ok=True, input=None, timeout=60):
-        r = subprocess.run([self.kubectl_bin, "--kubeconfig", self.env["KUBECONFIG"],
-                            *map(str, args)], capture_output=True, text=True, input=input,
-                           timeout=timeout)
-        if ok and r.returncode != 0:
-            raise Failure(f"kubectl {' '.join(map(str, args))}: {r.stderr.strip()}")
-        return r
+class Cluster(ControlPlane):
+    """The suites' one start.sh wrapper (harness.ControlPlane) plus the kubectl queries the
+    steps below ask."""
 
     def get(self, *args):
         return json.loads(self.kubectl("get", "-o", "json", *args).stdout)
@@ -394,7 +355,8 @@ def main():
         ap.error(f"unknown step {' '.join(unknown)} (choose from {' '.join(STEPS)})")
     names = args.steps or list(STEPS)
     try:
-        with ControlPlane(args.kubectl, args.control_plane) as cp:
+        with Cluster(directory=args.control_plane, reuse=args.control_plane is not None,
+                     kubectl=args.kubectl) as cp:
             helm = Helm(args.helm, kubeconfig=cp.env["KUBECONFIG"])
             server = json.loads(cp.kubectl("get", "--raw", "/version").stdout)["gitVersion"]
             check(server == f"v{helm.kube_version}",

@@ -71,11 +71,10 @@ ROOT = HERE.parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests/integration"))
-from harness import Failure, check, http_get, log, wait_for  # noqa: E402
+from harness import ControlPlane, Failure, check, http_get, log, wait_for  # noqa: E402
 from helmcmd import Helm, HelmError, HelmMissing  # noqa: E402
 from test_dockerfile import GOAL_MB  # noqa: E402
 
-START = ROOT / "tests/realkube/start.sh"
 MAKE_BASE = ROOT / "scripts/make-base-images.sh"
 BASE = "debian:bookworm-slim"
 DEFAULT_IMAGE = "leasehold:test"
@@ -306,49 +305,6 @@ class Network:
         docker("network", "rm", self.name, ok=False)
 
 
-class ControlPlane:
-    """tests/realkube/start.sh with kube-apiserver on the network's gateway address."""
-
-    def __init__(self, gateway, workdir):
-        self.dir = workdir / "cp"
-        self.gateway = gateway
-        self.url = None
-        self.started = False
-
-    def up(self):
-        env = dict(os.environ, REALKUBE_BIND=self.gateway, REALKUBE_SANS=f"IP:{self.gateway}")
-        t0 = time.monotonic()
-        self.started = True
-        r = run(["bash", START, "up", self.dir], env=env, timeout=300)
-        self.env = dict(ln.split("=", 1) for ln in r.stdout.splitlines() if "=" in ln)
-        self.port = int(self.env["APISERVER_PORT"])
-        self.url = f"https://{self.gateway}:{self.port}"
-        self.kubeconfig = self.dir / "admin-gateway.kubeconfig"
-        run(["bash", START, "kubeconfig", self.dir, self.env["ADMIN_TOKEN"], self.kubeconfig,
-             NS, self.url])
-        self.audit = Path(self.env["AUDIT_LOG"])
-        log(f"kube-apiserver at {self.url} ({time.monotonic() - t0:.1f}s)")
-
-    def down(self):
-        if self.started:
-            run(["bash", START, "down", self.dir], ok=False, timeout=90)
-            self.started = False
-
-    def kubectl(self, *args, ok=True, input=None):
-        return run(["kubectl", "--kubeconfig", self.kubeconfig, "--cache-dir",
-                    self.dir / "kubecache", *args], ok=ok, input=input, timeout=60)
-
-    def token(self, sa):
-        return run(["bash", START, "token", self.dir, NS, sa, "2h"]).stdout.strip()
-
-    def log_tail(self, n=20):
-        try:
-            return "\n".join((self.dir / "apiserver.log").read_text(
-                errors="replace").splitlines()[-n:])
-        except OSError:
-            return ""
-
-
 def in_root(root, path):
     """PATH inside the file system tree at ROOT, its symlinks resolved within that tree (the
     image's /var/run is a link to /run, which from here would be this machine's /run)."""
@@ -574,11 +530,7 @@ def audit(cp, spec, containers):
     user = f"system:serviceaccount:{NS}:{spec.service_account}"
     ips = {c.ip for c in containers}
     events, bad = [], []
-    for line in cp.audit.read_text(errors="replace").splitlines():
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
+    for e in cp.audit.events():
         if not ips & set(e.get("sourceIPs", [])):
             continue
         events.append(e)
@@ -640,7 +592,7 @@ def main():
         log(f"docker run flags: {' '.join(spec.run_flags())}")
 
         net = Network()
-        cp = ControlPlane(net.gateway, workdir)
+        cp = ControlPlane(bind=net.gateway, directory=workdir / "cp")
         cp.up()
         cp.kubectl("create", "namespace", NS)
         cp.kubectl("apply", "-n", NS, "-f", "-", input=yaml.safe_dump_all(spec.rbac))
@@ -650,7 +602,7 @@ def main():
             "--as", sa_user, ok=False).stdout.strip() == "yes", 30, interval=0.2)
 
         for i in range(args.replicas):
-            containers.append(Container(i, spec, net, cp, image, cp.token(spec.service_account),
+            containers.append(Container(i, spec, net, cp, image, cp.token(NS, spec.service_account),
                                         workdir))
         for c in containers:
             c.start()

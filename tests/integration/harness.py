@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -803,14 +804,27 @@ class AuditLog:
 
 class ControlPlane:
     """tests/realkube/start.sh in a temp dir: etcd and one kube-apiserver (two with ha=True,
-    both on the one etcd) on loopback, RBAC on, an admin token and an audit log. Components are
-    "apiserver", "apiserver2" and "etcd"; stop/start/restart go through start.sh (same flags and
-    ports), pause/resume are SIGSTOP/SIGCONT."""
+    both on the one etcd), RBAC on, an admin token and an audit log. The one wrapper of start.sh
+    that every suite uses (integration, chaos, bench, deploy, golden capture).
 
-    def __init__(self, ha=False):
+    flags: more kube-apiserver flags. bind: the address the API listens on (default loopback;
+    deploy.image binds a docker network's gateway, which the serving certificate then covers).
+    directory + reuse: attach to a plane that `start.sh up DIR` already started (not stopped on
+    exit). Components are "apiserver", "apiserver2" and "etcd"; stop/start/restart go through
+    start.sh (same flags and ports), pause/resume are SIGSTOP/SIGCONT."""
+
+    def __init__(self, ha=False, flags=(), bind=None, directory=None, reuse=False,
+                 kubectl="kubectl"):
         self.ha = ha
-        self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-realkube-")
-        self.dir = Path(self.tmp.name) / "cp"
+        self.flags = list(flags)
+        self.bind = bind
+        self.reuse = reuse
+        self.kubectl_bin = kubectl
+        self.tmp = None
+        if directory is None:
+            self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-realkube-")
+            directory = Path(self.tmp.name) / "cp"
+        self.dir = Path(directory)
         self.vars = {}
         self.paused = set()
         self._ctx = None
@@ -824,9 +838,17 @@ class ControlPlane:
     def __exit__(self, *exc):
         self.down()
 
+    @property
+    def env(self):
+        """start.sh's environment lines (APISERVER_URL, KUBECONFIG, AUDIT_LOG, ...)."""
+        return self.vars
+
     def sh(self, *args, timeout=240):
+        env = None
+        if self.bind:
+            env = dict(os.environ, REALKUBE_BIND=self.bind, REALKUBE_SANS=f"IP:{self.bind}")
         r = subprocess.run(["bash", str(START_SH), *map(str, args)], capture_output=True,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, env=env)
         if r.returncode != 0:
             raise Failure(f"start.sh {' '.join(map(str, args))} exited {r.returncode}: "
                           f"{(r.stdout + r.stderr).strip()[-3000:]}")
@@ -834,23 +856,31 @@ class ControlPlane:
 
     def up(self):
         t0 = time.monotonic()
-        out = self.sh("up", self.dir, *(["--ha"] if self.ha else []))
-        self.started = True
+        if self.reuse:
+            env = self.dir / "env"
+            check(env.is_file(), f"{env}: no control plane is up there (start.sh up {self.dir})")
+            out = env.read_text()
+        else:
+            out = self.sh("up", self.dir, *(["--ha"] if self.ha else []), *self.flags,
+                          timeout=300)
+            self.started = True
         for line in out.splitlines():
             k, sep, v = line.partition("=")
             if sep and k.isupper():
                 self.vars[k] = v
         self.ports = {"apiserver": int(self.vars["APISERVER_PORT"])}
-        if self.ha:
+        if "APISERVER2_PORT" in self.vars:
             self.ports["apiserver2"] = int(self.vars["APISERVER2_PORT"])
         self.url = self.vars["APISERVER_URL"]
+        self.host = urllib.parse.urlsplit(self.url).hostname
         self.port = self.ports["apiserver"]
         self.ca = Path(self.vars["APISERVER_CA"])
         self.admin_token = self.vars["ADMIN_TOKEN"]
         self.admin_kubeconfig = Path(self.vars["KUBECONFIG"])
         self.audit = AuditLog(self.vars["AUDIT_LOG"])
         self.startup_seconds = time.monotonic() - t0
-        log(f"real control plane up in {self.startup_seconds:.1f}s: "
+        log(f"real control plane {'found' if self.reuse else 'up'} in "
+            f"{self.startup_seconds:.1f}s: {self.host} "
             f"{', '.join(f'{c} :{p}' for c, p in self.ports.items())}, {self.vars['ETCD_URL']}")
 
     def down(self):
@@ -858,11 +888,25 @@ class ControlPlane:
             for c in list(self.paused):
                 self.resume(c)
             try:
-                self.sh("down", self.dir, timeout=60)
+                self.sh("down", self.dir, timeout=90)
             except (Failure, subprocess.TimeoutExpired) as e:
                 log(f"start.sh down: {e}")
             self.started = False
-        self.tmp.cleanup()
+        if self.tmp is not None:
+            self.tmp.cleanup()
+
+    def kubectl(self, *args, ok=True, input=None, timeout=60):
+        """kubectl as admin; a non-zero exit is a Failure unless ok=False."""
+        r = subprocess.run([self.kubectl_bin, "--kubeconfig", str(self.admin_kubeconfig),
+                            "--cache-dir", str(self.dir / "kubecache"), *map(str, args)],
+                           capture_output=True, text=True, input=input, timeout=timeout)
+        if ok and r.returncode != 0:
+            raise Failure(f"kubectl {' '.join(map(str, args))}: {r.stderr.strip()}")
+        return r
+
+    def token(self, namespace, service_account, duration="2h"):
+        """A TokenRequest token (creates the namespace and the ServiceAccount if missing)."""
+        return self.sh("token", self.dir, namespace, service_account, duration).strip()
 
     def apiservers(self):
         return [c for c in ("apiserver", "apiserver2") if c in self.ports]
@@ -905,7 +949,7 @@ class ControlPlane:
         meanwhile; /readyz (which start.sh waits for) covers the sync."""
         return any(c == component and t0 <= t <= t1 + margin for c, t0, t1 in self.starting)
 
-    def log_tail(self, component, n=30):
+    def log_tail(self, component="apiserver", n=30):
         try:
             return "\n".join((self.dir / f"{component}.log").read_text(
                 errors="replace").splitlines()[-n:])
@@ -918,7 +962,7 @@ class ControlPlane:
         kube-apiserver; a status outside `ok` is a Failure (ok=None: any)."""
         if self._ctx is None:
             self._ctx = ssl.create_default_context(cafile=str(self.ca))
-        conn = http.client.HTTPSConnection("127.0.0.1", self.ports[component], context=self._ctx,
+        conn = http.client.HTTPSConnection(self.host, self.ports[component], context=self._ctx,
                                            timeout=timeout)
         headers = {"Authorization": f"Bearer {token or self.admin_token}",
                    "Accept": "application/json"}

@@ -24,7 +24,6 @@ import re
 import shutil
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,9 +32,9 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import replay  # noqa: E402  (the one copy of the case table, setups and placeholder rules)
-
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-REALKUBE = os.path.join(ROOT, "tests", "realkube", "start.sh")
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import harness  # noqa: E402  (ControlPlane: the one wrapper of tests/realkube/start.sh)
 KEPT_HEADERS = ("content-type", "transfer-encoding", "retry-after", "content-length", "warning", "location",
                 "content-encoding")
 OVERLOAD_FLAGS = ["--max-mutating-requests-inflight=1", "--enable-priority-and-fairness=false"]
@@ -93,36 +92,21 @@ def log(msg):
     print("capture: " + msg, file=sys.stderr, flush=True)
 
 
-def run(argv, timeout, stdin=None):
-    """argv's stdout; a failure raises with its stderr (start.sh says which binary or wait failed)."""
-    p = subprocess.run(argv, capture_output=True, text=True, input=stdin, timeout=timeout)
-    if p.returncode != 0:
-        raise RuntimeError("%s exited %d: %s" % (" ".join(argv[:3]), p.returncode, p.stderr.strip()[-2000:]))
-    return p.stdout
-
-
-class ControlPlane:
-    """tests/realkube/start.sh up/down/restart on one directory."""
+class ControlPlane(harness.ControlPlane):
+    """The suites' one start.sh wrapper, up once made, with golden/README.md's environment."""
 
     def __init__(self, path, flags=()):
-        self.dir = path
-        out = run(["bash", REALKUBE, "up", path, *flags], 300)
-        self.env = dict(ln.split("=", 1) for ln in out.splitlines() if "=" in ln)
-        self.url, self.ca, self.admin = self.env["APISERVER_URL"], self.env["APISERVER_CA"], self.env["ADMIN_TOKEN"]
-
-    def kubectl(self, *args, stdin=None):
-        return run(["kubectl", "--kubeconfig", self.env["KUBECONFIG"], "--request-timeout=30s", *args], 60, stdin)
+        super().__init__(flags=flags, directory=path)
+        self.up()
+        self.ca, self.admin = str(self.ca), self.admin_token
 
     def environment(self):
         """rbac.yaml, then a TokenRequest token for golden/elector (what `kubectl create token` gives)."""
         self.kubectl("apply", "-f", os.path.join(HERE, "rbac.yaml"))
-        return run(["bash", REALKUBE, "token", self.dir, "golden", "elector", "2h"], 60).strip()
+        return self.token("golden", "elector")
 
     def restart_apiserver(self):
-        run(["bash", REALKUBE, "restart", self.dir, "apiserver", "TERM"], 300)
-
-    def down(self):
-        subprocess.run(["bash", REALKUBE, "down", self.dir], capture_output=True, timeout=120)
+        self.restart("apiserver", "TERM")
 
 
 class Capture(replay.Runner):
