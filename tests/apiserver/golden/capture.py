@@ -179,11 +179,7 @@ class Capture(replay.Runner):
     def too_old_after_restart(self, g):
         ctx = self.new_case_ctx(g)
         try:
-            _, _, b = self.send(self.goldens["lease-microtime-offset"], ctx, {}, check_2xx=True)
-            rv1 = json.loads(b)["metadata"]["resourceVersion"]
-            self.mod(ctx, "mt-off", {"holderIdentity": "other"})
-            self.cp.restart_apiserver()
-            binds = {"RV1": rv1}
+            binds = replay.written_then_changed(self, ctx, self.cp.restart_apiserver)
             return self.do_watch(g, ctx, binds, self.build_request(g, ctx, binds))
         finally:
             self.cleanup(ctx)

@@ -825,21 +825,24 @@ def w_old_rv(rn, g, ctx):
     return rn.do_watch(g, ctx, binds, rn.build_request(g, ctx, binds))
 
 
-def w_after_compaction(rn, g, ctx):
+def written_then_changed(rn, ctx, between=None):
+    """Creates the mt-off Lease, changes it (calling `between` after the change, e.g. an etcd
+    compaction or an apiserver restart) and returns {"RV1": the creation's resourceVersion}."""
     _, _, b = rn.send(rn.goldens["lease-microtime-offset"], ctx, {}, check_2xx=True)
     rv1 = json.loads(b)["metadata"]["resourceVersion"]
     rn.mod(ctx, "mt-off", {"holderIdentity": "other"})
-    rn.etcd_compact()
-    binds = {"RV1": rv1}
+    if between:
+        between()
+    return {"RV1": rv1}
+
+
+def w_after_compaction(rn, g, ctx):
+    binds = written_then_changed(rn, ctx, rn.etcd_compact)
     return rn.do_watch(g, ctx, binds, rn.build_request(g, ctx, binds))
 
 
 def c_list_compacted(rn, g, ctx):
-    _, _, b = rn.send(rn.goldens["lease-microtime-offset"], ctx, {}, check_2xx=True)
-    rv1 = json.loads(b)["metadata"]["resourceVersion"]
-    rn.mod(ctx, "mt-off", {"holderIdentity": "other"})
-    rn.etcd_compact()
-    binds = {"RV1": rv1}
+    binds = written_then_changed(rn, ctx, rn.etcd_compact)
     m, path, h, body = rn.build_request(g, ctx, binds)
     st, hd, b = rn.cl.request(m, path, h, body)
     return rn.compare(g, ctx, binds, st, hd, b)
