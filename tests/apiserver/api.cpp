@@ -11,7 +11,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "util.h"
+#include "gocompat/GoQuote.h"
+#include "gocompat/GoTime.h"
+#include "gocompat/HumanDuration.h"
+#include "store/RandomIds.h"
+#include "validation/FieldError.h"
+#include "validation/MetadataValidation.h"
 
 namespace apiserver {
 

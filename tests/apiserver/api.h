@@ -14,11 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "json/Json.h"
 
 namespace apiserver {
-
-using J = nlohmann::ordered_json;
 
 struct HttpRequest {
   std::string method;

@@ -15,7 +15,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "api.h"
-#include "util.h"
+#include "json/Json.h"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
