@@ -15,7 +15,6 @@
 #include "cluster/RestConfigLoader.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
-#include "election/AsioClock.h"
 #include "kube/ApiClient.h"
 #include "kube/EventRecorder.h"
 #include "kube/LeaseClient.h"
@@ -26,6 +25,7 @@
 #include "publish/StatusFile.h"
 #include "publish/StatusFileWriter.h"
 #include "publish/StatusServer.h"
+#include "runtime/AsioClock.h"
 
 namespace lh = leasehold;
 
@@ -69,10 +69,10 @@ std::chrono::milliseconds requestDeadline(const lh::election::ElectionTimings& t
 int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environment& env) {
   lh::log::Logger logger = makeLogger(cfg);
 
-  lh::kube::KubeconfigOptions kubeconfig;
+  lh::cluster::KubeconfigOptions kubeconfig;
   if (cfg.kubeconfig) kubeconfig.explicitPath = *cfg.kubeconfig;
   kubeconfig.context = cfg.context;
-  auto rest = lh::kube::RestConfigLoader::load(kubeconfig, env);
+  auto rest = lh::cluster::RestConfigLoader::load(kubeconfig, env);
   if (!rest) {
     std::fprintf(stderr, "leasehold: %s\n", rest.message().c_str());
     return 2;
@@ -91,7 +91,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   }
 
   boost::asio::io_context io(1);
-  lh::election::AsioClock clock(io);
+  lh::runtime::AsioClock clock(io);
   if (clock.rate() != 1.0) {
     logger.warn("TEST HOOK ACTIVE: scaled monotonic clock",
                 {{"rate", std::to_string(clock.rate())}});
@@ -245,16 +245,15 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   };
   awaitSignal();
 
-  logger.info("starting",
-              {{"identity", cfg.identity},
-               {"lease", ns + "/" + cfg.leaseName},
-               {"server", rest->server},
-               {"access", rest->source},
-               {"status", cfg.httpAddress.host + ":" + std::to_string(status->port())},
-               {"probes", cfg.probeAddress.host + ":" + std::to_string(probes.port())},
-               {"leaseDuration", lh::election::formatDuration(cfg.timings.leaseDuration)},
-               {"renewDeadline", lh::election::formatDuration(cfg.timings.renewDeadline)},
-               {"retryPeriod", lh::election::formatDuration(cfg.timings.retryPeriod)}});
+  logger.info("starting", {{"identity", cfg.identity},
+                           {"lease", ns + "/" + cfg.leaseName},
+                           {"server", rest->server},
+                           {"access", rest->source},
+                           {"status", cfg.httpAddress.host + ":" + std::to_string(status->port())},
+                           {"probes", cfg.probeAddress.host + ":" + std::to_string(probes.port())},
+                           {"leaseDuration", lh::time::formatDuration(cfg.timings.leaseDuration)},
+                           {"renewDeadline", lh::time::formatDuration(cfg.timings.renewDeadline)},
+                           {"retryPeriod", lh::time::formatDuration(cfg.timings.retryPeriod)}});
   sidecar.start();
   io.run();
   logger.info("stopped");

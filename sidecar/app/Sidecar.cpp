@@ -6,7 +6,7 @@ namespace leasehold::app {
 
 using election::ElectorEvent;
 
-Sidecar::Sidecar(election::Clock& clock, SidecarConfig config, SidecarPorts ports,
+Sidecar::Sidecar(time::Clock& clock, SidecarConfig config, SidecarPorts ports,
                  publish::Metrics& metrics, const log::Logger& logger,
                  std::function<double()> random01)
     : clock_(clock),
@@ -36,12 +36,12 @@ std::optional<std::string> Sidecar::unhealthyReason() const {
   if (!held || *held < config_.elector.timings.leaseDuration + config_.unhealthyMargin) {
     return std::nullopt;
   }
-  return "holding the lease without a successful renewal for " + election::formatDuration(*held);
+  return "holding the lease without a successful renewal for " + time::formatDuration(*held);
 }
 
 void Sidecar::release() {
   logger_.info("release requested: stepping aside",
-               {{"cooldown", election::formatDuration(config_.releaseCooldown)}});
+               {{"cooldown", time::formatDuration(config_.releaseCooldown)}});
   elector_.releaseFor(config_.releaseCooldown, nullptr);
 }
 

@@ -19,7 +19,6 @@
 #include <optional>
 #include <string>
 
-#include "election/Clock.h"
 #include "election/Elector.h"
 #include "election/LeaseRecord.h"
 #include "election/LeaseStore.h"
@@ -27,6 +26,7 @@
 #include "log/Logger.h"
 #include "publish/LeadershipJson.h"
 #include "publish/Metrics.h"
+#include "time/Clock.h"
 
 namespace leasehold::app {
 
@@ -35,13 +35,13 @@ struct EventsPort {
   std::function<void(const std::optional<election::LeaseRecord>& lease, std::string message)>
       record;
   // done runs once the queue is empty or after budget.
-  std::function<void(election::Duration budget, std::function<void()> done)> drain;
+  std::function<void(time::Duration budget, std::function<void()> done)> drain;
 };
 
 // --pod-label (kube::PodLabeler in production): only the latest value matters.
 struct PodLabelPort {
   std::function<void(bool leader)> set;
-  std::function<void(election::Duration budget, std::function<void()> done)> drain;
+  std::function<void(time::Duration budget, std::function<void()> done)> drain;
 };
 
 // --status-file (publish::StatusFile, written off the loop by publish::StatusFileWriter).
@@ -61,11 +61,11 @@ struct StatusFilePort {
 struct SidecarConfig {
   election::ElectorConfig elector;
   publish::LeaseName lease;
-  election::Duration releaseCooldown{};
+  time::Duration releaseCooldown{};
   // How long queued Events and the pod label may take on the way out.
-  election::Duration drainBudget = std::chrono::seconds(2);
+  time::Duration drainBudget = std::chrono::seconds(2);
   // /healthz fails once the lease is held this long past D without a successful renewal.
-  election::Duration unhealthyMargin = std::chrono::seconds(20);
+  time::Duration unhealthyMargin = std::chrono::seconds(20);
 };
 
 struct SidecarPorts {
@@ -79,8 +79,8 @@ struct SidecarPorts {
 
 class Sidecar {
  public:
-  Sidecar(election::Clock& clock, SidecarConfig config, SidecarPorts ports,
-          publish::Metrics& metrics, const log::Logger& logger, std::function<double()> random01);
+  Sidecar(time::Clock& clock, SidecarConfig config, SidecarPorts ports, publish::Metrics& metrics,
+          const log::Logger& logger, std::function<double()> random01);
   ~Sidecar();
   Sidecar(const Sidecar&) = delete;
   Sidecar& operator=(const Sidecar&) = delete;
@@ -108,7 +108,7 @@ class Sidecar {
   void writeStatusFile();
   void afterRelease();
 
-  election::Clock& clock_;
+  time::Clock& clock_;
   SidecarConfig config_;
   SidecarPorts ports_;
   publish::Metrics& metrics_;

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -33,7 +33,7 @@ bool parseDigits(std::string_view text, std::size_t pos, std::size_t count, int&
 
 }  // namespace
 
-std::optional<election::WallTime> ExecCredential::parseRfc3339(std::string_view text) {
+std::optional<time::WallTime> ExecCredential::parseRfc3339(std::string_view text) {
   using namespace std::chrono;
   // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
   int year, month, day, hour, minute, second;
@@ -156,4 +156,4 @@ LoadResult<ExecCredential> ExecCredential::parse(std::string_view text,
   return credential;
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -6,9 +6,9 @@
 #include <string_view>
 
 #include "cluster/RestConfigResult.h"
-#include "election/Time.h"
+#include "time/Time.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 struct ExecCredential {
   static constexpr std::string_view kApiVersionV1 = "client.authentication.k8s.io/v1";
@@ -18,7 +18,7 @@ struct ExecCredential {
   std::string clientCertificatePem;  // both set or both empty
   std::string clientKeyPem;
   // status.expirationTimestamp; none means "valid until the server says 401".
-  std::optional<election::WallTime> expiration;
+  std::optional<time::WallTime> expiration;
 
   // Parses the plugin's stdout. The apiVersion must be the one the kubeconfig asked for, as in
   // client-go. `origin` starts every message (e.g. `exec plugin "aws"`); messages never quote
@@ -28,7 +28,7 @@ struct ExecCredential {
                                           const std::string& origin);
 
   // RFC 3339 ("2026-11-30T10:00:00Z", "...10:00:00.5+01:00"); none when malformed.
-  static std::optional<election::WallTime> parseRfc3339(std::string_view text);
+  static std::optional<time::WallTime> parseRfc3339(std::string_view text);
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

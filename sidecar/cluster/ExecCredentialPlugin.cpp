@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -225,4 +225,4 @@ LoadResult<ExecCredential> ExecCredentialPlugin::run() const {
   return ExecCredential::parse(output, config_.apiVersion, describe());
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

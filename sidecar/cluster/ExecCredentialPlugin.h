@@ -20,7 +20,7 @@
 #include "cluster/ExecCredential.h"
 #include "cluster/RestConfigResult.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 struct ExecPluginConfig {
   std::string command;
@@ -64,4 +64,4 @@ class ExecCredentialPlugin {
   std::chrono::milliseconds timeout_;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -1,11 +1,11 @@
 #include "cluster/ExecTokenSource.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 ExecTokenSource::ExecTokenSource(ExecCredentialPlugin plugin, WallClock clock)
     : plugin_(std::move(plugin)), clock_(clock ? std::move(clock) : defaultWallClock) {}
 
-election::WallTime ExecTokenSource::defaultWallClock() {
+time::WallTime ExecTokenSource::defaultWallClock() {
   return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
 }
 
@@ -39,4 +39,4 @@ TokenResult ExecTokenSource::token() {
   return result;
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

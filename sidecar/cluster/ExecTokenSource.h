@@ -9,16 +9,16 @@
 
 #include "cluster/ExecCredentialPlugin.h"
 #include "cluster/TokenSource.h"
-#include "election/Time.h"
+#include "time/Time.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 class ExecTokenSource : public TokenSource {
  public:
   // Wall time, because the plugin's expiry is a wall-clock timestamp.
-  using WallClock = std::function<election::WallTime()>;
+  using WallClock = std::function<time::WallTime()>;
 
-  static constexpr election::Duration kRetryAfterFailure = std::chrono::seconds(5);
+  static constexpr time::Duration kRetryAfterFailure = std::chrono::seconds(5);
 
   // An empty `clock` means defaultWallClock.
   explicit ExecTokenSource(ExecCredentialPlugin plugin, WallClock clock = defaultWallClock);
@@ -30,14 +30,14 @@ class ExecTokenSource : public TokenSource {
   void invalidate() override { cached_.reset(); }
   std::string describe() const override { return plugin_.describe(); }
 
-  static election::WallTime defaultWallClock();
+  static time::WallTime defaultWallClock();
 
  private:
   ExecCredentialPlugin plugin_;
   WallClock clock_;
   std::optional<ExecCredential> cached_;
   std::shared_ptr<const ClientCertificate> certificate_;
-  std::optional<election::WallTime> lastFailure_;
+  std::optional<time::WallTime> lastFailure_;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

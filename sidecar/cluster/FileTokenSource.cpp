@@ -2,7 +2,7 @@
 
 #include "cluster/RestConfigFileReader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -27,7 +27,7 @@ LoadResult<std::string> FileTokenSource::readToken(const std::filesystem::path& 
 
 LoadResult<std::shared_ptr<FileTokenSource>> FileTokenSource::open(std::filesystem::path path,
                                                                    MonoClock clock) {
-  if (!clock) clock = election::BootClock::now;
+  if (!clock) clock = time::BootClock::now;
   auto token = readToken(path);
   if (!token) return token.error();
   const auto now = clock();
@@ -36,7 +36,7 @@ LoadResult<std::shared_ptr<FileTokenSource>> FileTokenSource::open(std::filesyst
 }
 
 FileTokenSource::FileTokenSource(std::filesystem::path path, MonoClock clock, std::string token,
-                                 election::MonoTime readAt)
+                                 time::MonoTime readAt)
     : path_(std::move(path)), clock_(std::move(clock)), token_(std::move(token)), readAt_(readAt) {}
 
 TokenResult FileTokenSource::token() {
@@ -59,4 +59,4 @@ TokenResult FileTokenSource::token() {
   return result;
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -12,20 +12,20 @@
 
 #include "cluster/RestConfigResult.h"
 #include "cluster/TokenSource.h"
-#include "election/Time.h"
+#include "time/Time.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 class FileTokenSource : public TokenSource {
  public:
-  using MonoClock = std::function<election::MonoTime()>;
+  using MonoClock = std::function<time::MonoTime()>;
 
-  static constexpr election::Duration kMaxAge = std::chrono::seconds(50);
+  static constexpr time::Duration kMaxAge = std::chrono::seconds(50);
 
   // Reads the file once; a missing, unreadable or empty file is an error here (there is no old
   // token to fall back on yet). An empty `clock` means BootClock::now.
-  static LoadResult<std::shared_ptr<FileTokenSource>> open(
-      std::filesystem::path path, MonoClock clock = election::BootClock::now);
+  static LoadResult<std::shared_ptr<FileTokenSource>> open(std::filesystem::path path,
+                                                           MonoClock clock = time::BootClock::now);
 
   TokenResult token() override;
   void invalidate() override { stale_ = true; }
@@ -33,7 +33,7 @@ class FileTokenSource : public TokenSource {
 
  private:
   FileTokenSource(std::filesystem::path path, MonoClock clock, std::string token,
-                  election::MonoTime readAt);
+                  time::MonoTime readAt);
 
   // The token in the file, trimmed; or an error message that names the file only.
   static LoadResult<std::string> readToken(const std::filesystem::path& path);
@@ -41,10 +41,10 @@ class FileTokenSource : public TokenSource {
   std::filesystem::path path_;
   MonoClock clock_;
   std::string token_;
-  election::MonoTime readAt_;
+  time::MonoTime readAt_;
   bool stale_ = false;
   // A failure is reported once; the next successful read re-arms the report.
   bool failureReported_ = false;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -9,7 +9,7 @@
 #include "cluster/RestConfigFileReader.h"
 #include "cluster/StaticTokenSource.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -310,4 +310,4 @@ LoadResult<RestConfig> Kubeconfig::restConfig(const std::optional<std::string>& 
   return config;
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -19,7 +19,7 @@
 #include "cluster/RestConfigClocks.h"
 #include "cluster/RestConfigResult.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 struct KubeconfigOptions {
   // --kubeconfig: one file that must exist. Unset: $KUBECONFIG, else $HOME/.kube/config.
@@ -64,4 +64,4 @@ class Kubeconfig {
   std::map<std::string, KubeconfigContext> contexts_;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string KubeconfigBase64::encode(std::string_view bytes) {
   return out;
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 class KubeconfigBase64 {
  public:
@@ -13,4 +13,4 @@ class KubeconfigBase64 {
   static std::string encode(std::string_view bytes);
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -7,7 +7,7 @@
 
 #include "cluster/RestConfigFileReader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 std::string KubeconfigLocation::describe() const {
   std::string text = "kubeconfig " + file.string();
@@ -311,4 +311,4 @@ LoadResult<KubeconfigFile> KubeconfigFile::read(const std::filesystem::path& pat
   return parse(*content, path);
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -14,7 +14,7 @@
 
 #include "cluster/RestConfigResult.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 struct KubeconfigLocation {
   std::filesystem::path file;
@@ -90,4 +90,4 @@ struct KubeconfigFile {
   static LoadResult<KubeconfigFile> read(const std::filesystem::path& path);
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

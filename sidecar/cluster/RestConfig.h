@@ -8,7 +8,7 @@
 
 #include "cluster/TokenSource.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 struct RestConfig {
   // "https://10.0.0.1:443" or "https://[fd00::1]:443"; no trailing slash. May carry a path
@@ -32,4 +32,4 @@ struct RestConfig {
   std::string source;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -3,12 +3,12 @@
 #include "cluster/ExecTokenSource.h"
 #include "cluster/FileTokenSource.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 // Leaving one empty means the production clock.
 struct RestConfigClocks {
-  FileTokenSource::MonoClock monotonic = election::BootClock::now;
+  FileTokenSource::MonoClock monotonic = time::BootClock::now;
   ExecTokenSource::WallClock wall = ExecTokenSource::defaultWallClock;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -51,4 +51,4 @@ LoadResult<std::string> RestConfigFileReader::read(const std::filesystem::path& 
   return content;
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

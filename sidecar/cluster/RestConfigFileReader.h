@@ -7,7 +7,7 @@
 
 #include "cluster/RestConfigResult.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 class RestConfigFileReader {
  public:
@@ -19,4 +19,4 @@ class RestConfigFileReader {
   static LoadResult<std::string> read(const std::filesystem::path& path);
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -3,7 +3,7 @@
 #include "cluster/FileTokenSource.h"
 #include "cluster/RestConfigFileReader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 namespace {
 
@@ -93,4 +93,4 @@ LoadResult<RestConfig> RestConfigLoader::load(const KubeconfigOptions& options,
   return loadKubeconfig(options, env, clocks);
 }
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -12,7 +12,7 @@
 #include "cluster/RestConfigClocks.h"
 #include "cluster/RestConfigResult.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 class RestConfigLoader {
  public:
@@ -42,4 +42,4 @@ class RestConfigLoader {
   static bool inClusterEnvironment(const Environment& env);
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

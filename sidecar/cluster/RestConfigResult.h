@@ -7,7 +7,7 @@
 #include <utility>
 #include <variant>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 struct LoadError {
   std::string message;
@@ -49,4 +49,4 @@ class LoadResult {
   std::variant<T, LoadError> state_;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

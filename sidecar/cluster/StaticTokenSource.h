@@ -5,7 +5,7 @@
 
 #include "cluster/TokenSource.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 class StaticTokenSource : public TokenSource {
  public:
@@ -21,4 +21,4 @@ class StaticTokenSource : public TokenSource {
   std::string description_;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 
 // A client certificate supplied at request time (exec plugins may return one instead of a
 // token). A new object is created whenever the certificate changes, so callers can compare
@@ -39,4 +39,4 @@ class TokenSource {
   virtual std::string describe() const = 0;
 };
 
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

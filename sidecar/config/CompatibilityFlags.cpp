@@ -30,8 +30,8 @@ Result goListenAddress(const std::string& value) {
 Result ttl(const std::string& value) {
   auto parsed = DurationParser::parse(value);
   if (auto* error = std::get_if<ConfigError>(&parsed)) return *error;
-  const auto d = std::get<election::Duration>(parsed);
-  if (d <= election::Duration::zero()) return ConfigError{"must be greater than 0"};
+  const auto d = std::get<time::Duration>(parsed);
+  if (d <= time::Duration::zero()) return ConfigError{"must be greater than 0"};
   const auto seconds = std::chrono::ceil<std::chrono::seconds>(d);
   return std::to_string(seconds.count()) + "s";
 }
@@ -100,7 +100,7 @@ const std::vector<CompatibilityFlag>& compatibilityFlags() {
   return table;
 }
 
-TtlTimings ttlTimings(election::Duration leaseDuration) {
+TtlTimings ttlTimings(time::Duration leaseDuration) {
   return {leaseDuration / 2, leaseDuration / 4};
 }
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "config/ConfigError.h"
-#include "election/Time.h"
+#include "time/Time.h"
 
 namespace leasehold::config {
 
@@ -47,9 +47,9 @@ const std::vector<CompatibilityFlag>& compatibilityFlags();
 // contrib's rule for --ttl, kept because its users tuned their ttl for it: renew deadline D/2,
 // retry period D/4. With D >= 1 s this always satisfies D > R > 1.2 x P > 0.
 struct TtlTimings {
-  election::Duration renewDeadline;
-  election::Duration retryPeriod;
+  time::Duration renewDeadline;
+  time::Duration retryPeriod;
 };
-TtlTimings ttlTimings(election::Duration leaseDuration);
+TtlTimings ttlTimings(time::Duration leaseDuration);
 
 }  // namespace leasehold::config

@@ -32,7 +32,7 @@ struct Config {
   election::ElectionTimings timings;  // --lease-duration, --renew-deadline, --retry-period
   // After releasing the lease (graceful shutdown of a leader) how long this identity stays away
   // from it; default: the lease duration.
-  election::Duration releaseCooldown = std::chrono::seconds(15);
+  time::Duration releaseCooldown = std::chrono::seconds(15);
   std::optional<std::string> kubeconfig;
   std::optional<std::string> context;
   ListenAddress httpAddress{"127.0.0.1", 4040};

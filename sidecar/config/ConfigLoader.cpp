@@ -71,11 +71,11 @@ Apply optionalText(std::optional<std::string> Config::*member) {
   };
 }
 
-Apply duration(std::function<election::Duration&(Config&)> field) {
+Apply duration(std::function<time::Duration&(Config&)> field) {
   return [field](Config& c, const std::string& value) -> std::optional<std::string> {
     auto parsed = DurationParser::parse(value);
     if (auto* error = std::get_if<ConfigError>(&parsed)) return error->message;
-    field(c) = std::get<election::Duration>(parsed);
+    field(c) = std::get<time::Duration>(parsed);
     return std::nullopt;
   };
 }
@@ -125,17 +125,17 @@ const std::vector<Setting>& settings() {
        text(&Config::identity)},
       {"lease-duration", "leaseDuration", ValueKind::Duration, "DURATION",
        "How long followers wait after the last renewal before taking over (default 15s)",
-       duration([](Config& c) -> election::Duration& { return c.timings.leaseDuration; })},
+       duration([](Config& c) -> time::Duration& { return c.timings.leaseDuration; })},
       {"renew-deadline", "renewDeadline", ValueKind::Duration, "DURATION",
        "How long the leader keeps claiming leadership without a successful renewal (default 10s)",
-       duration([](Config& c) -> election::Duration& { return c.timings.renewDeadline; })},
+       duration([](Config& c) -> time::Duration& { return c.timings.renewDeadline; })},
       {"retry-period", "retryPeriod", ValueKind::Duration, "DURATION",
        "How often the leader renews and a polling follower retries (default 2s)",
-       duration([](Config& c) -> election::Duration& { return c.timings.retryPeriod; })},
+       duration([](Config& c) -> time::Duration& { return c.timings.retryPeriod; })},
       {"release-cooldown", "releaseCooldown", ValueKind::Duration, "DURATION",
        "After releasing the lease, how long this identity stays away from it (default: the "
        "lease duration)",
-       duration([](Config& c) -> election::Duration& { return c.releaseCooldown; })},
+       duration([](Config& c) -> time::Duration& { return c.releaseCooldown; })},
       {"kubeconfig", "kubeconfig", ValueKind::Text, "PATH",
        "kubeconfig file (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)",
        optionalText(&Config::kubeconfig)},
@@ -293,9 +293,8 @@ bool sameValue(ValueKind kind, const std::string& a, const std::string& b) {
   if (kind == ValueKind::Duration) {
     auto x = DurationParser::parse(a);
     auto y = DurationParser::parse(b);
-    return std::holds_alternative<election::Duration>(x) &&
-           std::holds_alternative<election::Duration>(y) &&
-           std::get<election::Duration>(x) == std::get<election::Duration>(y);
+    return std::holds_alternative<time::Duration>(x) && std::holds_alternative<time::Duration>(y) &&
+           std::get<time::Duration>(x) == std::get<time::Duration>(y);
   }
   if (kind == ValueKind::Address) {
     auto x = ListenAddress::parse(a);

@@ -26,13 +26,13 @@ std::string ConfigPrinter::print(const Config& config) {
   optionalValue(out, "leaseNamespace", config.leaseNamespace);
   out << YAML::Key << "identity" << YAML::Value << config.identity;
   out << YAML::Key << "leaseDuration" << YAML::Value
-      << election::formatDuration(config.timings.leaseDuration);
+      << time::formatDuration(config.timings.leaseDuration);
   out << YAML::Key << "renewDeadline" << YAML::Value
-      << election::formatDuration(config.timings.renewDeadline);
+      << time::formatDuration(config.timings.renewDeadline);
   out << YAML::Key << "retryPeriod" << YAML::Value
-      << election::formatDuration(config.timings.retryPeriod);
+      << time::formatDuration(config.timings.retryPeriod);
   out << YAML::Key << "releaseCooldown" << YAML::Value
-      << election::formatDuration(config.releaseCooldown);
+      << time::formatDuration(config.releaseCooldown);
   optionalValue(out, "kubeconfig", config.kubeconfig);
   optionalValue(out, "context", config.context);
   out << YAML::Key << "httpAddress" << YAML::Value << config.httpAddress.toString();

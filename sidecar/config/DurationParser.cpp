@@ -33,9 +33,9 @@ bool isDigit(char c) {
 
 }  // namespace
 
-std::variant<election::Duration, ConfigError> DurationParser::parse(std::string_view text) {
+std::variant<time::Duration, ConfigError> DurationParser::parse(std::string_view text) {
   if (text.empty()) return invalid(text, std::string("empty; ") + kExpected);
-  if (text == "0") return election::Duration::zero();
+  if (text == "0") return time::Duration::zero();
   if (text.front() == '-') return invalid(text, "must not be negative");
   if (text.front() == '+') return invalid(text, kExpected);
 
@@ -94,7 +94,7 @@ std::variant<election::Duration, ConfigError> DurationParser::parse(std::string_
     if (value > kLimit - total) return invalid(text, "too large");
     total += value;
   }
-  return election::Duration(static_cast<std::int64_t>(total));
+  return time::Duration(static_cast<std::int64_t>(total));
 }
 
 }  // namespace leasehold::config

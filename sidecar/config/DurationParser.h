@@ -6,13 +6,13 @@
 #include <variant>
 
 #include "config/ConfigError.h"
-#include "election/Time.h"
+#include "time/Time.h"
 
 namespace leasehold::config {
 
 class DurationParser {
  public:
-  static std::variant<election::Duration, ConfigError> parse(std::string_view text);
+  static std::variant<time::Duration, ConfigError> parse(std::string_view text);
 };
 
 }  // namespace leasehold::config

@@ -5,25 +5,25 @@
 namespace leasehold::election {
 
 std::optional<std::string> ElectionTimings::validate() const {
-  if (retryPeriod <= Duration::zero()) {
-    return "--retry-period (" + formatDuration(retryPeriod) + ") must be greater than 0";
+  if (retryPeriod <= time::Duration::zero()) {
+    return "--retry-period (" + time::formatDuration(retryPeriod) + ") must be greater than 0";
   }
-  const auto jittered = std::chrono::duration_cast<Duration>(
+  const auto jittered = std::chrono::duration_cast<time::Duration>(
       std::chrono::duration<double, std::nano>(jitter * static_cast<double>(retryPeriod.count())));
   if (renewDeadline <= jittered) {
     char factor[16];
     std::snprintf(factor, sizeof factor, "%g", jitter);
-    return "--renew-deadline (" + formatDuration(renewDeadline) + ") must be greater than " +
-           factor + " x --retry-period (" + formatDuration(retryPeriod) +
+    return "--renew-deadline (" + time::formatDuration(renewDeadline) + ") must be greater than " +
+           factor + " x --retry-period (" + time::formatDuration(retryPeriod) +
            "), so the leader gets more than one try before it steps down";
   }
   if (leaseDuration <= renewDeadline) {
-    return "--lease-duration (" + formatDuration(leaseDuration) +
-           ") must be greater than --renew-deadline (" + formatDuration(renewDeadline) +
+    return "--lease-duration (" + time::formatDuration(leaseDuration) +
+           ") must be greater than --renew-deadline (" + time::formatDuration(renewDeadline) +
            "): the leader must stop claiming before anyone else may take over";
   }
-  if (leaseDuration % std::chrono::seconds(1) != Duration::zero()) {
-    return "--lease-duration (" + formatDuration(leaseDuration) +
+  if (leaseDuration % std::chrono::seconds(1) != time::Duration::zero()) {
+    return "--lease-duration (" + time::formatDuration(leaseDuration) +
            ") must be a whole number of seconds: the Lease stores leaseDurationSeconds";
   }
   return std::nullopt;

@@ -28,7 +28,7 @@ namespace {
 constexpr std::size_t kMaxUnconfirmed = 8;
 }
 
-Elector::Elector(Clock& clock, LeaseStore& store, ElectorConfig config,
+Elector::Elector(time::Clock& clock, LeaseStore& store, ElectorConfig config,
                  std::function<double()> random01)
     : clock_(clock),
       store_(store),
@@ -58,7 +58,7 @@ void Elector::stop(std::function<void()> done) {
   beginRelease(std::move(done));
 }
 
-void Elector::releaseFor(Duration cooldown, std::function<void()> done) {
+void Elector::releaseFor(time::Duration cooldown, std::function<void()> done) {
   if (stopped_) {
     if (done) done();
     return;
@@ -71,31 +71,31 @@ bool Elector::isOwnRecord(const LeaseRecord& r) const {
   return own_ && own_->record.resourceVersion == r.resourceVersion && r.heldBy(config_.identity);
 }
 
-bool Elector::leaderAt(MonoTime now) const {
+bool Elector::leaderAt(time::MonoTime now) const {
   return started_ && !stopped_ && !releasing_ && own_ && observed_ && isOwnRecord(*observed_) &&
          now < own_->sentAt + config_.timings.renewDeadline;
 }
 
-Duration Elector::holderDuration(const LeaseRecord& r) const {
+time::Duration Elector::holderDuration(const LeaseRecord& r) const {
   if (r.leaseDurationSeconds && *r.leaseDurationSeconds > 0) {
     return std::chrono::seconds(*r.leaseDurationSeconds);
   }
   return config_.timings.leaseDuration;
 }
 
-Duration Elector::pollInterval() {
+time::Duration Elector::pollInterval() {
   const auto p = config_.timings.retryPeriod;
   const double extra = random01_() * config_.timings.jitter * static_cast<double>(p.count());
-  return p + Duration(static_cast<Duration::rep>(extra));
+  return p + time::Duration(static_cast<time::Duration::rep>(extra));
 }
 
-std::optional<Duration> Elector::holdingWithoutRenewalFor() const {
+std::optional<time::Duration> Elector::holdingWithoutRenewalFor() const {
   if (!own_ || !observed_ || !isOwnRecord(*observed_) || stopped_) return std::nullopt;
   return clock_.now() - own_->sentAt;
 }
 
 Leadership Elector::leadership() const {
-  const MonoTime now = clock_.now();
+  const time::MonoTime now = clock_.now();
   Leadership l;
   l.identity = config_.identity.value;
   if (observed_) {
@@ -116,7 +116,8 @@ Leadership Elector::leadership() const {
   return l;
 }
 
-void Elector::emit(ElectorEvent::Kind kind, std::string detail, Duration latency, bool voluntary) {
+void Elector::emit(ElectorEvent::Kind kind, std::string detail, time::Duration latency,
+                   bool voluntary) {
   if (!handler_) return;
   ElectorEvent e{kind, observed_ ? observed_->holderIdentity : std::string(), std::nullopt,
                  std::move(detail), latency};
@@ -152,7 +153,7 @@ void Elector::onWatchStateChanged(bool healthy) {
 }
 
 void Elector::observe(const std::optional<LeaseRecord>& record) {
-  const MonoTime now = clock_.now();
+  const time::MonoTime now = clock_.now();
   if (!record) {
     if (observedKnown_ && !observed_) return;
     observedKnown_ = true;
@@ -211,7 +212,7 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
 
 void Elector::step() {
   if (!started_ || stopped_ || releasing_ || inflight_) return;
-  const MonoTime now = clock_.now();
+  const time::MonoTime now = clock_.now();
   if (cooldownUntil_) {
     if (now < *cooldownUntil_) {
       wakeTimer_->armAt(*cooldownUntil_);
@@ -229,7 +230,7 @@ void Elector::step() {
 
   const LeaseRecord& rec = *observed_;
   if (leaderAt(now)) {
-    const MonoTime due = own_->sentAt + config_.timings.retryPeriod;
+    const time::MonoTime due = own_->sentAt + config_.timings.retryPeriod;
     if (now < due) {
       wakeTimer_->armAt(due);
       return;
@@ -240,7 +241,7 @@ void Elector::step() {
   if (isOwnRecord(rec) || rec.holderIdentity.empty()) return sendWrite(true);
 
   // Another holder, possibly our identity written by an earlier process.
-  const MonoTime expiry = observedAt_ + holderDuration(rec);
+  const time::MonoTime expiry = observedAt_ + holderDuration(rec);
   if (now >= expiry) return sendWrite(true);
   const bool polling = config_.followerMode == FollowerMode::kPoll || !watchHealthy_;
   if (!polling) {
@@ -248,7 +249,7 @@ void Elector::step() {
     return;
   }
   if (now >= nextPollAt_) return sendGet();
-  MonoTime wake = nextPollAt_;
+  time::MonoTime wake = nextPollAt_;
   if (config_.followerMode == FollowerMode::kWatch) wake = std::min(wake, expiry);
   wakeTimer_->armAt(wake);
 }
@@ -286,7 +287,7 @@ void Elector::sendGet() {
 }
 
 void Elector::sendCreate() {
-  const WallTime wall = clock_.wallNow();
+  const time::WallTime wall = clock_.wallNow();
   LeaseRecord rec;
   rec.holderIdentity = config_.identity.value;
   rec.leaseDurationSeconds = static_cast<std::int32_t>(
@@ -302,7 +303,7 @@ void Elector::sendCreate() {
 }
 
 void Elector::sendWrite(bool acquisition) {
-  const WallTime wall = clock_.wallNow();
+  const time::WallTime wall = clock_.wallNow();
   LeaseRecord rec = *observed_;  // keeps resourceVersion (the CAS condition) and the opaque rest
   rec.holderIdentity = config_.identity.value;
   rec.leaseDurationSeconds = static_cast<std::int32_t>(
@@ -320,7 +321,7 @@ void Elector::sendWrite(bool acquisition) {
 }
 
 void Elector::onWriteResult(const SentWrite& sent, StoreResult r) {
-  const MonoTime now = clock_.now();
+  const time::MonoTime now = clock_.now();
   const bool wasLeader = lastLeader_;
   auto forget = [&] {
     auto it = std::find_if(unconfirmed_.begin(), unconfirmed_.end(), [&](const SentWrite& w) {
@@ -363,9 +364,9 @@ void Elector::onWriteResult(const SentWrite& sent, StoreResult r) {
   step();
 }
 
-void Elector::confirm(const LeaseRecord& record, MonoTime sentAt, bool acquisition,
-                      Duration latency) {
-  const MonoTime now = clock_.now();
+void Elector::confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acquisition,
+                      time::Duration latency) {
+  const time::MonoTime now = clock_.now();
   const bool wasLeader = lastLeader_;
   if (!observed_ || observed_->resourceVersion != record.resourceVersion) observedAt_ = now;
   observedKnown_ = true;
@@ -389,7 +390,7 @@ void Elector::confirm(const LeaseRecord& record, MonoTime sentAt, bool acquisiti
 }
 
 void Elector::backOff(const StoreResult& r) {
-  Duration wait = r.retryAfter ? *r.retryAfter : config_.timings.retryPeriod;
+  time::Duration wait = r.retryAfter ? *r.retryAfter : config_.timings.retryPeriod;
   // A leader keeps trying every P however long the server asks it to wait: honouring a
   // Retry-After of R or more would make a healthy leader step down.
   if (lastLeader_) wait = std::min(wait, config_.timings.retryPeriod);
@@ -397,7 +398,7 @@ void Elector::backOff(const StoreResult& r) {
 }
 
 void Elector::onDeadline() {
-  noteLeadershipChange("renew deadline (" + formatDuration(config_.timings.renewDeadline) +
+  noteLeadershipChange("renew deadline (" + time::formatDuration(config_.timings.renewDeadline) +
                        ") passed without a confirmed renewal");
   step();
 }
@@ -437,7 +438,7 @@ void Elector::sendRelease(int attemptsLeft) {
     }
     return finishRelease();
   }
-  const WallTime wall = clock_.wallNow();
+  const time::WallTime wall = clock_.wallNow();
   LeaseRecord rec = *observed_;
   rec.holderIdentity.clear();
   rec.leaseDurationSeconds = 1;

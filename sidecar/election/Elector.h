@@ -14,10 +14,10 @@
 #include <optional>
 #include <string>
 
-#include "election/Clock.h"
 #include "election/ElectionTimings.h"
 #include "election/Leadership.h"
 #include "election/LeaseStore.h"
+#include "time/Clock.h"
 
 namespace leasehold::election {
 
@@ -39,8 +39,8 @@ struct ElectorEvent {
   Kind kind;
   std::string holder;
   std::optional<std::int64_t> token;
-  std::string detail;  // why, for the log
-  Duration latency{};  // kRenewed/kAcquired: request round trip
+  std::string detail;        // why, for the log
+  time::Duration latency{};  // kRenewed/kAcquired: request round trip
   // kSteppedDown: asked to (stop() or releaseFor()), not forced by a deadline or another holder.
   bool voluntary = false;
 };
@@ -56,7 +56,8 @@ struct ElectorConfig {
 class Elector : private LeaseObserver {
  public:
   // random01 returns uniform values in [0, 1) for jitter; injected for reproducible tests.
-  Elector(Clock& clock, LeaseStore& store, ElectorConfig config, std::function<double()> random01);
+  Elector(time::Clock& clock, LeaseStore& store, ElectorConfig config,
+          std::function<double()> random01);
   ~Elector() override;
   Elector(const Elector&) = delete;
   Elector& operator=(const Elector&) = delete;
@@ -66,14 +67,14 @@ class Elector : private LeaseObserver {
   // done runs when the release is confirmed or there was nothing to release or it failed.
   void stop(std::function<void()> done);
   // Like stop(), but competes again once cooldown has passed.
-  void releaseFor(Duration cooldown, std::function<void()> done);
+  void releaseFor(time::Duration cooldown, std::function<void()> done);
 
   Leadership leadership() const;
   bool isLeader() const { return leadership().leader; }
   // How long since the last confirmed write of a record that still names this process as
   // holder; nullopt when the lease is not ours. The health probe's input: a holder that cannot
   // renew blocks everybody until the lease expires.
-  std::optional<Duration> holdingWithoutRenewalFor() const;
+  std::optional<time::Duration> holdingWithoutRenewalFor() const;
   void setEventHandler(std::function<void(const ElectorEvent&)> handler) {
     handler_ = std::move(handler);
   }
@@ -82,12 +83,12 @@ class Elector : private LeaseObserver {
  private:
   struct SentWrite {
     LeaseRecord record;  // as sent (resourceVersion = the one it was conditional on)
-    MonoTime sentAt;
+    time::MonoTime sentAt;
     bool acquisition;
   };
   struct OwnTerm {
-    LeaseRecord record;  // as confirmed by the store
-    MonoTime sentAt;     // when the write that produced it was sent
+    LeaseRecord record;     // as confirmed by the store
+    time::MonoTime sentAt;  // when the write that produced it was sent
   };
 
   void onLeaseObserved(const std::optional<LeaseRecord>& record) override;
@@ -100,28 +101,29 @@ class Elector : private LeaseObserver {
   void sendCreate();
   void sendWrite(bool acquisition);
   void onWriteResult(const SentWrite& sent, StoreResult result);
-  void confirm(const LeaseRecord& record, MonoTime sentAt, bool acquisition, Duration latency);
+  void confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acquisition,
+               time::Duration latency);
   void backOff(const StoreResult& result);
   void beginRelease(std::function<void()> done);
   void sendRelease(int attemptsLeft);
   void finishRelease();
   void onDeadline();
 
-  bool leaderAt(MonoTime now) const;
+  bool leaderAt(time::MonoTime now) const;
   bool isOwnRecord(const LeaseRecord& r) const;
-  Duration holderDuration(const LeaseRecord& r) const;
-  Duration pollInterval();
-  void emit(ElectorEvent::Kind kind, std::string detail, Duration latency = {},
+  time::Duration holderDuration(const LeaseRecord& r) const;
+  time::Duration pollInterval();
+  void emit(ElectorEvent::Kind kind, std::string detail, time::Duration latency = {},
             bool voluntary = false);
   void noteLeadershipChange(std::string detail, bool voluntary = false);
 
-  Clock& clock_;
+  time::Clock& clock_;
   LeaseStore& store_;
   ElectorConfig config_;
   std::function<double()> random01_;
   std::function<void(const ElectorEvent&)> handler_;
-  std::unique_ptr<Timer> wakeTimer_;
-  std::unique_ptr<Timer> deadlineTimer_;
+  std::unique_ptr<time::Timer> wakeTimer_;
+  std::unique_ptr<time::Timer> deadlineTimer_;
   // Guards callbacks that may arrive after destruction.
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 
@@ -134,15 +136,15 @@ class Elector : private LeaseObserver {
 
   bool observedKnown_ = false;  // have we read the lease at least once
   std::optional<LeaseRecord> observed_;
-  MonoTime observedAt_{};
+  time::MonoTime observedAt_{};
   std::optional<OwnTerm> own_;
   // Writes whose outcome is not known yet (in flight, or answered with a transient error: the
   // store may have applied them). A record read back that matches one is ours, confirmed as of
   // that write's send time, which is still a safe start for the deadline.
   std::deque<SentWrite> unconfirmed_;
-  MonoTime retryNotBefore_{};
-  MonoTime nextPollAt_{};
-  std::optional<MonoTime> cooldownUntil_;
+  time::MonoTime retryNotBefore_{};
+  time::MonoTime nextPollAt_{};
+  std::optional<time::MonoTime> cooldownUntil_;
   std::string lastHolder_;
   bool lastLeader_ = false;
 };

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "election/Time.h"
+#include "time/Time.h"
 
 namespace leasehold::election {
 
@@ -16,12 +16,12 @@ struct Leadership {
   std::string holderAddress;
   // leaseTransitions of the term: ours when leader, else the observed holder's.
   std::optional<std::int64_t> fencingToken;
-  std::optional<WallTime> acquireTime;
-  std::optional<WallTime> renewTime;
+  std::optional<time::WallTime> acquireTime;
+  std::optional<time::WallTime> renewTime;
   // Only when leader: the wall-clock instant at which this replica stops claiming, unless it
   // renews first (send time of the last confirmed write + renew deadline).
-  std::optional<WallTime> validUntil;
-  std::optional<MonoTime> validUntilMono;
+  std::optional<time::WallTime> validUntil;
+  std::optional<time::MonoTime> validUntilMono;
 
   bool operator==(const Leadership&) const = default;
 };

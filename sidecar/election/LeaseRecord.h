@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "election/Time.h"
+#include "time/Time.h"
 
 namespace leasehold::election {
 
@@ -25,8 +25,8 @@ struct ResourceVersion {
 struct LeaseRecord {
   std::string holderIdentity;  // "" = released / nobody
   std::optional<std::int32_t> leaseDurationSeconds;
-  std::optional<WallTime> acquireTime;
-  std::optional<WallTime> renewTime;
+  std::optional<time::WallTime> acquireTime;
+  std::optional<time::WallTime> renewTime;
   std::int32_t leaseTransitions = 0;
   ResourceVersion resourceVersion;
   // From the holder's annotations (leasehold.io/holder-pod, leasehold.io/holder-address): for

@@ -24,7 +24,7 @@ struct StoreResult {
   StoreStatus status = StoreStatus::kOk;
   std::optional<LeaseRecord> record;  // set when status is kOk
   std::string message;                // for logs; never contains credentials
-  std::optional<Duration> retryAfter;
+  std::optional<time::Duration> retryAfter;
   int httpCode = 0;  // 0 when there was no HTTP answer
 
   static StoreResult ok(LeaseRecord r) {

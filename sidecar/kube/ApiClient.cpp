@@ -5,7 +5,7 @@
 namespace leasehold::kube {
 namespace {
 
-net::TlsOptions tlsFor(const RestConfig& c, const ClientCertificate* cert) {
+net::TlsOptions tlsFor(const cluster::RestConfig& c, const cluster::ClientCertificate* cert) {
   net::TlsOptions t;
   t.caPem = c.caPem;
   t.insecureSkipVerify = c.insecureSkipTlsVerify;
@@ -40,7 +40,7 @@ class HttpsApiStream final : public ApiStream {
 
 }  // namespace
 
-ApiClient::ApiClient(boost::asio::io_context& io, RestConfig config, std::string userAgent)
+ApiClient::ApiClient(boost::asio::io_context& io, cluster::RestConfig config, std::string userAgent)
     : config_(std::move(config)), userAgent_(std::move(userAgent)) {
   http_ = std::make_unique<net::HttpsClient>(io, config_.server, tlsFor(config_, nullptr));
 }
@@ -63,7 +63,7 @@ net::HttpsClient::Request ApiClient::build(const ApiRequest& r) {
     req.body = r.body;
   }
   if (config_.tokenSource) {
-    TokenResult t = config_.tokenSource->token();
+    cluster::TokenResult t = config_.tokenSource->token();
     if (t.warning && warn_) warn_(*t.warning);
     if (t.clientCertificate && t.clientCertificate != currentCert_) {
       currentCert_ = t.clientCertificate;

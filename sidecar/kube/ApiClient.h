@@ -21,7 +21,7 @@ namespace leasehold::kube {
 
 class ApiClient final : public ApiTransport {
  public:
-  ApiClient(boost::asio::io_context& io, RestConfig config, std::string userAgent);
+  ApiClient(boost::asio::io_context& io, cluster::RestConfig config, std::string userAgent);
   ~ApiClient() override;
 
   // Every answered or failed request, for metrics: verb and HTTP code (0 = no answer).
@@ -35,17 +35,17 @@ class ApiClient final : public ApiTransport {
   std::shared_ptr<ApiStream> stream(ApiRequest request, ApiStreamCallbacks callbacks,
                                     std::chrono::milliseconds idleTimeout) override;
 
-  const RestConfig& config() const { return config_; }
+  const cluster::RestConfig& config() const { return config_; }
   void shutdown();
 
  private:
   net::HttpsClient::Request build(const ApiRequest& r);
   void send(ApiRequest request, std::function<void(ApiResponse)> done, bool retriedAfter401);
 
-  RestConfig config_;
+  cluster::RestConfig config_;
   std::string userAgent_;
   std::unique_ptr<net::HttpsClient> http_;
-  std::shared_ptr<const ClientCertificate> currentCert_;
+  std::shared_ptr<const cluster::ClientCertificate> currentCert_;
   std::function<void(const std::string&, int)> observer_;
   std::function<void(const std::string&)> warn_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();

@@ -32,7 +32,7 @@ std::int64_t wallNanos() {
 
 }  // namespace
 
-EventRecorder::EventRecorder(ApiTransport& api, election::Clock& clock, LeaseEventTarget target,
+EventRecorder::EventRecorder(ApiTransport& api, time::Clock& clock, LeaseEventTarget target,
                              EventRecorderOptions options)
     : api_(api),
       clock_(clock),
@@ -169,7 +169,7 @@ void EventRecorder::answered(bool ok, const std::string& what, const ApiResponse
   finishDrainIfIdle();
 }
 
-void EventRecorder::drain(election::Duration budget, std::function<void()> done) {
+void EventRecorder::drain(time::Duration budget, std::function<void()> done) {
   drainDone_ = std::move(done);
   if (pending() == 0) return finishDrain();
   drainTimer_->armAt(clock_.now() + budget);

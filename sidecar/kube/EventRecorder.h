@@ -27,9 +27,9 @@
 #include <optional>
 #include <string>
 
-#include "election/Clock.h"
 #include "election/LeaseRecord.h"
 #include "kube/ApiTransport.h"
+#include "time/Clock.h"
 
 namespace leasehold::kube {
 
@@ -47,7 +47,7 @@ struct LeaseEventTarget {
 
 class EventRecorder {
  public:
-  EventRecorder(ApiTransport& api, election::Clock& clock, LeaseEventTarget target,
+  EventRecorder(ApiTransport& api, time::Clock& clock, LeaseEventTarget target,
                 EventRecorderOptions options = {});
   ~EventRecorder();
   EventRecorder(const EventRecorder&) = delete;
@@ -61,7 +61,7 @@ class EventRecorder {
   void record(const std::optional<election::LeaseRecord>& lease, std::string message);
 
   // Runs done once every queued event has been answered, or after `budget`, whichever is first.
-  void drain(election::Duration budget, std::function<void()> done);
+  void drain(time::Duration budget, std::function<void()> done);
 
   std::size_t pending() const { return queue_.size() + (inflight_ ? 1 : 0); }
   std::uint64_t posted() const { return posted_; }
@@ -95,7 +95,7 @@ class EventRecorder {
   void finishDrain();
 
   ApiTransport& api_;
-  election::Clock& clock_;
+  time::Clock& clock_;
   LeaseEventTarget target_;
   EventRecorderOptions options_;
   std::function<void(const std::string&)> onFailure_;
@@ -105,7 +105,7 @@ class EventRecorder {
   std::uint64_t posted_ = 0;
   std::uint64_t failed_ = 0;
   std::function<void()> drainDone_;
-  std::unique_ptr<election::Timer> drainTimer_;
+  std::unique_ptr<time::Timer> drainTimer_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 

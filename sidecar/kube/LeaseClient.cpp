@@ -7,7 +7,7 @@ namespace leasehold::kube {
 using election::StoreResult;
 using election::StoreStatus;
 
-LeaseClient::LeaseClient(ApiTransport& api, election::Clock& clock, LeaseTarget target,
+LeaseClient::LeaseClient(ApiTransport& api, time::Clock& clock, LeaseTarget target,
                          LeaseClientOptions options, std::function<double()> random01)
     : api_(api),
       clock_(clock),

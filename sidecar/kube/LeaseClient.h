@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
-#include "election/Clock.h"
 #include "election/LeaseStore.h"
 #include "kube/ApiTransport.h"
 #include "kube/LeaseCodec.h"
+#include "time/Clock.h"
 
 namespace leasehold::kube {
 
@@ -27,8 +27,8 @@ struct LeaseClientOptions {
 
 class LeaseClient : public election::LeaseStore {
  public:
-  LeaseClient(ApiTransport& api, election::Clock& clock, LeaseTarget target,
-              LeaseClientOptions options, std::function<double()> random01);
+  LeaseClient(ApiTransport& api, time::Clock& clock, LeaseTarget target, LeaseClientOptions options,
+              std::function<double()> random01);
   ~LeaseClient() override;
 
   void get(election::StoreCallback done) override;
@@ -47,7 +47,7 @@ class LeaseClient : public election::LeaseStore {
   void decodeInto(ApiResponse r, bool isCreate, election::StoreCallback done);
 
   ApiTransport& api_;
-  election::Clock& clock_;
+  time::Clock& clock_;
   LeaseTarget target_;
   LeaseClientOptions options_;
   std::function<double()> random01_;

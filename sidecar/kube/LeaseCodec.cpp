@@ -9,8 +9,8 @@ namespace leasehold::kube {
 namespace {
 
 using election::LeaseRecord;
-using election::WallTime;
 using nlohmann::json;
+using time::WallTime;
 
 bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
   if (pos + n > s.size()) return false;
@@ -220,8 +220,8 @@ std::string encodeLease(const LeaseRecord& r, const LeaseTarget& target, bool fo
   } else {
     spec.erase("leaseDurationSeconds");
   }
-  if (r.acquireTime) spec["acquireTime"] = election::formatMicroTime(*r.acquireTime);
-  if (r.renewTime) spec["renewTime"] = election::formatMicroTime(*r.renewTime);
+  if (r.acquireTime) spec["acquireTime"] = time::formatMicroTime(*r.acquireTime);
+  if (r.renewTime) spec["renewTime"] = time::formatMicroTime(*r.renewTime);
   spec["leaseTransitions"] = r.leaseTransitions;
   return obj.dump();
 }

@@ -15,7 +15,7 @@ inline constexpr const char* kHolderPodAnnotation = "leasehold.io/holder-pod";
 inline constexpr const char* kHolderAddressAnnotation = "leasehold.io/holder-address";
 
 // Kubernetes MicroTime (RFC 3339 with fraction; a numeric offset is normalised to UTC).
-std::optional<election::WallTime> parseMicroTime(std::string_view text);
+std::optional<time::WallTime> parseMicroTime(std::string_view text);
 
 // Who is writing: goes into metadata and the holder annotations.
 struct LeaseTarget {

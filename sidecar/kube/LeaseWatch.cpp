@@ -12,7 +12,7 @@ constexpr std::chrono::milliseconds kMaxBackoff{30000};
 constexpr std::chrono::milliseconds kForbiddenRetry{60000};
 }  // namespace
 
-LeaseWatch::LeaseWatch(ApiTransport& api, election::Clock& clock, const LeaseClient& lease,
+LeaseWatch::LeaseWatch(ApiTransport& api, time::Clock& clock, const LeaseClient& lease,
                        election::LeaseObserver& observer, const LeaseClientOptions& options,
                        std::function<double()> random01)
     : api_(api),

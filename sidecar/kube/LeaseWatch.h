@@ -13,10 +13,10 @@
 #include <memory>
 #include <string>
 
-#include "election/Clock.h"
 #include "election/LeaseStore.h"
 #include "kube/ApiTransport.h"
 #include "net/LineSplitter.h"
+#include "time/Clock.h"
 
 namespace leasehold::kube {
 
@@ -25,7 +25,7 @@ struct LeaseClientOptions;
 
 class LeaseWatch {
  public:
-  LeaseWatch(ApiTransport& api, election::Clock& clock, const LeaseClient& lease,
+  LeaseWatch(ApiTransport& api, time::Clock& clock, const LeaseClient& lease,
              election::LeaseObserver& observer, const LeaseClientOptions& options,
              std::function<double()> random01);
   ~LeaseWatch();
@@ -45,14 +45,14 @@ class LeaseWatch {
   void failed(const std::string& why, bool relist);
 
   ApiTransport& api_;
-  election::Clock& clock_;
+  time::Clock& clock_;
   const LeaseClient& lease_;
   election::LeaseObserver& observer_;
   int timeoutSeconds_;
   std::chrono::milliseconds deadline_;
   std::function<double()> random01_;
   std::function<void(const std::string&)> onProblem_;
-  std::unique_ptr<election::Timer> retryTimer_;
+  std::unique_ptr<time::Timer> retryTimer_;
   std::shared_ptr<ApiStream> stream_;
   net::LineSplitter splitter_;
   std::string resourceVersion_;

@@ -5,7 +5,7 @@
 
 namespace leasehold::kube {
 
-PodLabeler::PodLabeler(ApiTransport& api, election::Clock& clock, PodRef pod, std::string labelKey,
+PodLabeler::PodLabeler(ApiTransport& api, time::Clock& clock, PodRef pod, std::string labelKey,
                        std::function<double()> random01, PodLabelerOptions options)
     : api_(api),
       clock_(clock),
@@ -58,11 +58,11 @@ void PodLabeler::pump() {
           applied_.reset();
           if (onFailure_) {
             onFailure_("labelling pod " + pod_.ns + "/" + pod_.name + " failed: " + r.describe() +
-                       "; retrying in " + election::formatDuration(backoff_));
+                       "; retrying in " + time::formatDuration(backoff_));
           }
           const double jitter = 1.0 + 0.2 * random01_();
-          const auto wait = election::Duration(
-              static_cast<election::Duration::rep>(static_cast<double>(backoff_.count()) * jitter));
+          const auto wait = time::Duration(
+              static_cast<time::Duration::rep>(static_cast<double>(backoff_.count()) * jitter));
           retryTimer_->armAt(clock_.now() + wait);
           backoff_ = std::min(backoff_ * 2, options_.maxBackoff);
         }
@@ -70,7 +70,7 @@ void PodLabeler::pump() {
       });
 }
 
-void PodLabeler::drain(election::Duration budget, std::function<void()> done) {
+void PodLabeler::drain(time::Duration budget, std::function<void()> done) {
   drainDone_ = std::move(done);
   if (settled()) return finishDrain();
   drainTimer_->armAt(clock_.now() + budget);

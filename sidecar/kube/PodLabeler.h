@@ -16,14 +16,14 @@
 #include <optional>
 #include <string>
 
-#include "election/Clock.h"
 #include "kube/ApiTransport.h"
+#include "time/Clock.h"
 
 namespace leasehold::kube {
 
 struct PodLabelerOptions {
-  election::Duration initialBackoff = std::chrono::milliseconds(500);
-  election::Duration maxBackoff = std::chrono::seconds(30);
+  time::Duration initialBackoff = std::chrono::milliseconds(500);
+  time::Duration maxBackoff = std::chrono::seconds(30);
   std::chrono::milliseconds requestDeadline{5000};
 };
 
@@ -34,7 +34,7 @@ struct PodRef {
 
 class PodLabeler {
  public:
-  PodLabeler(ApiTransport& api, election::Clock& clock, PodRef pod, std::string labelKey,
+  PodLabeler(ApiTransport& api, time::Clock& clock, PodRef pod, std::string labelKey,
              std::function<double()> random01, PodLabelerOptions options = {});
   ~PodLabeler();
   PodLabeler(const PodLabeler&) = delete;
@@ -47,7 +47,7 @@ class PodLabeler {
   // The value the label should have now.
   void set(bool leader);
   // Runs done once the wanted value is applied, or after `budget`, whichever is first.
-  void drain(election::Duration budget, std::function<void()> done);
+  void drain(time::Duration budget, std::function<void()> done);
 
   // What the pod is known to carry (nullopt: unknown, e.g. after a failed or lost patch).
   std::optional<bool> applied() const { return applied_; }
@@ -62,7 +62,7 @@ class PodLabeler {
   bool settled() const { return !inflight_ && (!wanted_ || wanted_ == applied_); }
 
   ApiTransport& api_;
-  election::Clock& clock_;
+  time::Clock& clock_;
   PodRef pod_;
   std::string key_;
   std::function<double()> random01_;
@@ -72,10 +72,10 @@ class PodLabeler {
   std::optional<bool> wanted_;
   std::optional<bool> applied_;
   bool inflight_ = false;
-  election::Duration backoff_;
-  std::unique_ptr<election::Timer> retryTimer_;
+  time::Duration backoff_;
+  std::unique_ptr<time::Timer> retryTimer_;
   std::function<void()> drainDone_;
-  std::unique_ptr<election::Timer> drainTimer_;
+  std::unique_ptr<time::Timer> drainTimer_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 

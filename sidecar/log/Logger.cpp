@@ -2,7 +2,7 @@
 
 #include "log/JsonString.h"
 
-#include "election/Time.h"
+#include "time/Time.h"
 
 #include <unistd.h>
 
@@ -20,7 +20,7 @@ bool needsQuotes(std::string_view s) {
 }
 
 std::string nowTimestamp() {
-  return election::formatMicroTime(
+  return time::formatMicroTime(
       std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now()));
 }
 

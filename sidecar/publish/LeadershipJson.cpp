@@ -45,15 +45,15 @@ std::string leadershipJson(const election::Leadership& l, const LeaseName& lease
   log::appendJsonString(out, lease.name);
   if (l.acquireTime) {
     field(out, "acquireTime");
-    log::appendJsonString(out, election::formatMicroTime(*l.acquireTime));
+    log::appendJsonString(out, time::formatMicroTime(*l.acquireTime));
   }
   if (l.renewTime) {
     field(out, "renewTime");
-    log::appendJsonString(out, election::formatMicroTime(*l.renewTime));
+    log::appendJsonString(out, time::formatMicroTime(*l.renewTime));
   }
   if (l.leader && l.validUntil) {
     field(out, "validUntil");
-    log::appendJsonString(out, election::formatMicroTime(*l.validUntil));
+    log::appendJsonString(out, time::formatMicroTime(*l.validUntil));
   }
   out += '}';
   return out;

@@ -4,7 +4,7 @@
 
 namespace leasehold::publish {
 
-LeadershipStream::LeadershipStream(election::Clock& clock, LeaseName lease,
+LeadershipStream::LeadershipStream(time::Clock& clock, LeaseName lease,
                                    std::function<election::Leadership()> leadership,
                                    Options options)
     : clock_(clock),

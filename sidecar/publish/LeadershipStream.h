@@ -21,22 +21,22 @@
 #include <optional>
 #include <vector>
 
-#include "election/Clock.h"
 #include "election/Leadership.h"
 #include "net/EventStream.h"
 #include "publish/LeadershipJson.h"
+#include "time/Clock.h"
 
 namespace leasehold::publish {
 
 class LeadershipStream {
  public:
   struct Options {
-    election::Duration keepAliveInterval = std::chrono::seconds(15);
+    time::Duration keepAliveInterval = std::chrono::seconds(15);
   };
 
-  LeadershipStream(election::Clock& clock, LeaseName lease,
+  LeadershipStream(time::Clock& clock, LeaseName lease,
                    std::function<election::Leadership()> leadership, Options options);
-  LeadershipStream(election::Clock& clock, LeaseName lease,
+  LeadershipStream(time::Clock& clock, LeaseName lease,
                    std::function<election::Leadership()> leadership)
       : LeadershipStream(clock, std::move(lease), std::move(leadership), Options{}) {}
   ~LeadershipStream();
@@ -60,14 +60,14 @@ class LeadershipStream {
   void forget(const net::EventStream* client);
   void armExpiry(const election::Leadership& now);
 
-  election::Clock& clock_;
+  time::Clock& clock_;
   LeaseName lease_;
   std::function<election::Leadership()> leadership_;
   Options options_;
   std::vector<std::shared_ptr<net::EventStream>> clients_;
   std::optional<election::Leadership> lastSent_;
-  std::unique_ptr<election::Timer> keepAliveTimer_;
-  std::unique_ptr<election::Timer> expiryTimer_;
+  std::unique_ptr<time::Timer> keepAliveTimer_;
+  std::unique_ptr<time::Timer> expiryTimer_;
   // Guards the clients' onClose callbacks, which may run after this object is gone.
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };

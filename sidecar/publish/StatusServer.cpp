@@ -3,7 +3,7 @@
 namespace leasehold::publish {
 
 StatusServer::StatusServer(boost::asio::io_context& io, net::HttpServer::Options options,
-                           election::Clock& clock, LeaseName lease, StatusSource source,
+                           time::Clock& clock, LeaseName lease, StatusSource source,
                            LeadershipStream::Options streamOptions)
     : lease_(std::move(lease)),
       source_(std::move(source)),
@@ -40,7 +40,7 @@ StatusServer::StatusServer(boost::asio::io_context& io, net::HttpServer::Options
     r.status = 202;
     r.contentType = "application/json";
     r.body = std::string("{\"wasLeader\":") + (wasLeader ? "true" : "false") + ",\"cooldown\":\"" +
-             election::formatDuration(source_.releaseCooldown) + "\"}";
+             time::formatDuration(source_.releaseCooldown) + "\"}";
     r.headers.emplace_back("Cache-Control", "no-store");
     return r;
   });

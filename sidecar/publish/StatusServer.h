@@ -16,11 +16,11 @@
 #include <optional>
 #include <string>
 
-#include "election/Clock.h"
 #include "election/Leadership.h"
 #include "net/HttpServer.h"
 #include "publish/LeadershipJson.h"
 #include "publish/LeadershipStream.h"
+#include "time/Clock.h"
 
 namespace leasehold::publish {
 
@@ -29,14 +29,13 @@ struct StatusSource {
   std::function<election::Leadership()> leadership;
   // POST /leader/release: stop claiming and stay away for `cooldown`.
   std::function<void()> release;
-  election::Duration releaseCooldown{};
+  time::Duration releaseCooldown{};
 };
 
 class StatusServer {
  public:
-  StatusServer(boost::asio::io_context& io, net::HttpServer::Options options,
-               election::Clock& clock, LeaseName lease, StatusSource source,
-               LeadershipStream::Options streamOptions = {});
+  StatusServer(boost::asio::io_context& io, net::HttpServer::Options options, time::Clock& clock,
+               LeaseName lease, StatusSource source, LeadershipStream::Options streamOptions = {});
 
   std::optional<std::string> listen() { return server_.listen(); }
   std::uint16_t port() const { return server_.port(); }

@@ -26,9 +26,9 @@ inline std::string describe(const election::LeaseRecord& r) {
   std::string s = "holder=\"" + r.holderIdentity + "\" duration=";
   s += r.leaseDurationSeconds ? std::to_string(*r.leaseDurationSeconds) : "none";
   s += " acquire=";
-  s += r.acquireTime ? election::formatMicroTime(*r.acquireTime) : "none";
+  s += r.acquireTime ? time::formatMicroTime(*r.acquireTime) : "none";
   s += " renew=";
-  s += r.renewTime ? election::formatMicroTime(*r.renewTime) : "none";
+  s += r.renewTime ? time::formatMicroTime(*r.renewTime) : "none";
   s += " transitions=" + std::to_string(r.leaseTransitions);
   s += " rv=\"" + r.resourceVersion.value + "\"";
   return s;

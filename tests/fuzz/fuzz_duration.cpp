@@ -1,5 +1,5 @@
 // Duration strings (flags, environment, config file): config::DurationParser::parse on arbitrary
-// bytes. A duration that parses is never negative, and election::formatDuration (used by
+// bytes. A duration that parses is never negative, and time::formatDuration (used by
 // --print-config and in messages) writes it so that it parses back to the same value (not only
 // for whole milliseconds).
 #include <chrono>
@@ -11,7 +11,7 @@
 
 #include "FuzzCheck.h"
 #include "config/DurationParser.h"
-#include "election/Time.h"
+#include "time/Time.h"
 
 using namespace leasehold;
 
@@ -22,11 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!error->message.empty(), "a rejected duration without a message");
     return 0;
   }
-  const election::Duration value = std::get<election::Duration>(parsed);
+  const time::Duration value = std::get<time::Duration>(parsed);
   FUZZ_CHECK(value.count() >= 0, "a negative duration from \"" + std::string(text) + "\"");
-  const std::string formatted = election::formatDuration(value);
+  const std::string formatted = time::formatDuration(value);
   const auto again = config::DurationParser::parse(formatted);
-  const auto* reparsed = std::get_if<election::Duration>(&again);
+  const auto* reparsed = std::get_if<time::Duration>(&again);
   FUZZ_CHECK(reparsed && *reparsed == value,
              "\"" + std::string(text) + "\" = " + std::to_string(value.count()) +
                  "ns formats as \"" + formatted + "\", which parses as " +

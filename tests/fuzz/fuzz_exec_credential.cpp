@@ -1,5 +1,5 @@
 // Exec credential plugins' stdout (client.authentication.k8s.io ExecCredential):
-// kube::ExecCredential::parse and parseRfc3339 on arbitrary bytes.
+// cluster::ExecCredential::parse and parseRfc3339 on arbitrary bytes.
 //
 // Properties: messages never depend on (so never quote) the token or the key, which could end up
 // in logs; a credential that parses has a token or a certificate/key pair; an expiry parses back
@@ -47,14 +47,14 @@ std::optional<std::string> withOtherSecrets(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   for (const auto apiVersion :
-       {kube::ExecCredential::kApiVersionV1, kube::ExecCredential::kApiVersionV1Beta1}) {
-    const auto credential = kube::ExecCredential::parse(text, apiVersion, kOrigin);
+       {cluster::ExecCredential::kApiVersionV1, cluster::ExecCredential::kApiVersionV1Beta1}) {
+    const auto credential = cluster::ExecCredential::parse(text, apiVersion, kOrigin);
     if (!credential) {
       FUZZ_CHECK(credential.message().starts_with(kOrigin),
                  "a message that does not name the plugin: " + credential.message());
       // Messages never depend on the secrets (so they cannot quote them).
       if (const auto other = withOtherSecrets(text)) {
-        const auto otherCredential = kube::ExecCredential::parse(*other, apiVersion, kOrigin);
+        const auto otherCredential = cluster::ExecCredential::parse(*other, apiVersion, kOrigin);
         FUZZ_CHECK(!otherCredential && otherCredential.message() == credential.message(),
                    "the outcome depends on the token or key:\n" + credential.message() + "\n" +
                        (otherCredential ? std::string("(accepted)") : otherCredential.message()));
@@ -69,12 +69,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   if (size <= 64) {
-    if (const auto time = kube::ExecCredential::parseRfc3339(text)) {
+    if (const auto time = cluster::ExecCredential::parseRfc3339(text)) {
       using namespace std::chrono;
       const auto year = year_month_day{floor<days>(*time)}.year();
       if (year >= std::chrono::year(0) && year <= std::chrono::year(9999)) {
-        const std::string formatted = election::formatMicroTime(*time);
-        const auto again = kube::ExecCredential::parseRfc3339(formatted);
+        const std::string formatted = time::formatMicroTime(*time);
+        const auto again = cluster::ExecCredential::parseRfc3339(formatted);
         FUZZ_CHECK(again && *again == *time, "\"" + std::string(text) + "\" formats as \"" +
                                                  formatted + "\", which parses differently");
       }

@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   if (size <= 64) {
     if (const auto time = kube::parseMicroTime(text)) {
-      const std::string formatted = election::formatMicroTime(*time);
+      const std::string formatted = time::formatMicroTime(*time);
       const auto again = kube::parseMicroTime(formatted);
       FUZZ_CHECK(again && *again == *time, "MicroTime \"" + std::string(text) + "\" formats as \"" +
                                                formatted +

@@ -13,15 +13,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "FakeClock.h"
+#include "MemoryLeaseStore.h"
 #include "TemporaryDirectory.h"
-#include "election/FakeClock.h"
-#include "election/MemoryLeaseStore.h"
 
 namespace leasehold::app {
 namespace {
 
 using namespace std::chrono_literals;
-using election::Duration;
+using time::Duration;
 using Journal = std::vector<std::string>;
 
 // One pending drain or flush: the test decides when it ends.
@@ -141,7 +141,7 @@ class SidecarTest : public ::testing::Test {
   std::string logFile_;
   int logFd_ = -1;
   log::Logger logger_;
-  election::FakeClock clock_;
+  time::FakeClock clock_;
   election::MemoryLeaseBackend backend_;
   election::MemoryLeaseStore* store_ = nullptr;
   election::ElectionTimings timings_{15s, 10s, 2s, 1.2};
@@ -290,7 +290,7 @@ struct HealthCase {
   bool healthy;
 };
 void PrintTo(const HealthCase& c, std::ostream* os) {
-  *os << "failing for " << election::formatDuration(c.failingFor);
+  *os << "failing for " << time::formatDuration(c.failingFor);
 }
 class SidecarHealthTest : public SidecarTest, public ::testing::WithParamInterface<HealthCase> {};
 

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono;
@@ -120,4 +120,4 @@ INSTANTIATE_TEST_SUITE_P(Table, Rfc3339,
                                          Rfc3339Case{"", false, {}}));
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -11,7 +11,7 @@
 #include "cluster/Kubeconfig.h"
 #include "cluster/RestConfigLoader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono;
@@ -60,7 +60,7 @@ class ExecTokenSourceTest : public testing::Test {
   testing_support::TemporaryDirectory dir_;
   ExecCredentialPlugin::Environment env_{
       {"PATH", "/usr/bin:/bin"}, {"BASE_VAR", "base"}, {"OTHER_VAR", "kept"}};
-  election::WallTime now_ = sys_days(2026y / November / 30) + 11h;
+  time::WallTime now_ = sys_days(2026y / November / 30) + 11h;
 };
 
 TEST_F(ExecTokenSourceTest, CachesUntilExpiry) {
@@ -222,4 +222,4 @@ current-context: x
 }
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

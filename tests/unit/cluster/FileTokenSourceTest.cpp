@@ -5,7 +5,7 @@
 
 #include "TemporaryDirectory.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono_literals;
@@ -22,7 +22,7 @@ class FileTokenSourceTest : public testing::Test {
 
   testing_support::TemporaryDirectory dir_;
   std::filesystem::path path_ = dir_.write("token", "first-token\n");
-  election::MonoTime now_{1000s};
+  time::MonoTime now_{1000s};
 };
 
 TEST_F(FileTokenSourceTest, ReadsTrimmedToken) {
@@ -104,4 +104,4 @@ TEST_F(FileTokenSourceTest, OpenFailsWithoutAUsableToken) {
 }
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

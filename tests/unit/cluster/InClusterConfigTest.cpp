@@ -5,7 +5,7 @@
 #include "TestPem.h"
 #include "cluster/RestConfigLoader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,7 +27,7 @@ class InClusterConfigTest : public testing::Test {
   std::filesystem::path saDir() const { return dir_.path() / "serviceaccount"; }
 
   testing_support::TemporaryDirectory dir_;
-  election::MonoTime now_{0s};
+  time::MonoTime now_{0s};
   RestConfigLoader::Environment env_{{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
                                      {"KUBERNETES_SERVICE_PORT", "443"}};
 };
@@ -147,4 +147,4 @@ current-context: x
 }
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

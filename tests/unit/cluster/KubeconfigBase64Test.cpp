@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 TEST(KubeconfigBase64, RoundTrips) {
@@ -27,4 +27,4 @@ TEST(KubeconfigBase64, RejectsGarbage) {
 }
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -8,7 +8,7 @@
 #include "cluster/KubeconfigBase64.h"
 #include "cluster/RestConfigLoader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 using testing::HasSubstr;
@@ -424,4 +424,4 @@ users:
 }
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

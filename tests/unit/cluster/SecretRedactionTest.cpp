@@ -9,7 +9,7 @@
 #include "cluster/KubeconfigBase64.h"
 #include "cluster/RestConfigLoader.h"
 
-namespace leasehold::kube {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono_literals;
@@ -68,7 +68,7 @@ current-context: x
 
 TEST_F(SecretRedactionTest, TokenFileWarnings) {
   const auto path = dir_.write("token", kSecret);
-  election::MonoTime now{0s};
+  time::MonoTime now{0s};
   auto source = FileTokenSource::open(path, [&] { return now; });
   ASSERT_TRUE(source);
   EXPECT_THAT((*source)->describe(), Not(HasSubstr(kSecret)));
@@ -103,4 +103,4 @@ TEST_F(SecretRedactionTest, ExecPluginErrors) {
 }
 
 }  // namespace
-}  // namespace leasehold::kube
+}  // namespace leasehold::cluster

@@ -255,7 +255,7 @@ TEST_F(CompatibilityFlagsTest, TtlRuleAlwaysGivesValidTimings) {
     const auto& t = config.timings;
     EXPECT_FALSE(t.validate()) << *t.validate();
     EXPECT_EQ(t.leaseDuration % 1s, 0s);
-    EXPECT_GE(t.leaseDuration, std::get<election::Duration>(DurationParser::parse(ttl)))
+    EXPECT_GE(t.leaseDuration, std::get<time::Duration>(DurationParser::parse(ttl)))
         << "never shorter than asked";
     EXPECT_EQ(t.renewDeadline, ttlTimings(t.leaseDuration).renewDeadline);
     EXPECT_EQ(t.retryPeriod, ttlTimings(t.leaseDuration).retryPeriod);

@@ -6,7 +6,7 @@ namespace leasehold::config {
 namespace {
 
 using namespace std::chrono_literals;
-using election::Duration;
+using time::Duration;
 
 struct GoodDuration {
   const char* text;

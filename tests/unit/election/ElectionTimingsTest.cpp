@@ -5,6 +5,8 @@
 namespace leasehold::election {
 namespace {
 
+// The tests speak the time vocabulary unqualified.
+using namespace leasehold::time;
 using namespace std::chrono_literals;
 
 struct TimingCase {

@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "FakeClock.h"
+#include "MemoryLeaseStore.h"
 #include "election/Elector.h"
-#include "election/FakeClock.h"
-#include "election/MemoryLeaseStore.h"
 
 namespace leasehold::election::testing {
 
+// The election tests speak the time vocabulary unqualified.
+using namespace leasehold::time;
 using namespace std::chrono_literals;
 
 struct Replica {

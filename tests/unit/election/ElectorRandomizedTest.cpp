@@ -9,13 +9,15 @@
 #include <deque>
 #include <random>
 
+#include "FakeClock.h"
+#include "MemoryLeaseStore.h"
 #include "election/Elector.h"
-#include "election/FakeClock.h"
-#include "election/MemoryLeaseStore.h"
 
 namespace leasehold::election {
 namespace {
 
+// The tests speak the time vocabulary unqualified.
+using namespace leasehold::time;
 using namespace std::chrono_literals;
 
 // A process's view of time: while paused, its timers (and so the answers and notifications its

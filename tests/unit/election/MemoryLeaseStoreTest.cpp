@@ -1,12 +1,14 @@
-#include "election/MemoryLeaseStore.h"
+#include "MemoryLeaseStore.h"
 
 #include <gtest/gtest.h>
 
-#include "election/FakeClock.h"
+#include "FakeClock.h"
 
 namespace leasehold::election {
 namespace {
 
+// The tests speak the time vocabulary unqualified.
+using namespace leasehold::time;
 using namespace std::chrono_literals;
 
 class MemoryLeaseStoreTest : public ::testing::Test {

@@ -49,7 +49,7 @@ class EventRecorderTest : public ::testing::Test {
     return "";
   }
 
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api{clock};
   std::vector<std::string> failures;
   std::unique_ptr<kube::EventRecorder> recorder;

@@ -15,7 +15,7 @@ kube::ApiRequest get(std::string path) {
 }
 
 TEST(FakeApiClientTest, AnswersAScriptedCallOnTheClockNotFromInsideCall) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api(clock);
   api.expect("GET", "/a?x=1").respond(409, statusBody(409, "Conflict", "moved"));
   std::optional<kube::ApiResponse> got;
@@ -30,7 +30,7 @@ TEST(FakeApiClientTest, AnswersAScriptedCallOnTheClockNotFromInsideCall) {
 }
 
 TEST(FakeApiClientTest, LatencyDelaysTheAnswer) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api(clock);
   api.expect("GET", "/a").after(std::chrono::seconds(2)).noAnswer("timed out");
   bool got = false;
@@ -45,7 +45,7 @@ TEST(FakeApiClientTest, LatencyDelaysTheAnswer) {
 }
 
 TEST(FakeApiClientTest, AnUnexpectedRequestFailsTheTest) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   EXPECT_NONFATAL_FAILURE(
       {
         FakeApiClient api(clock);
@@ -56,7 +56,7 @@ TEST(FakeApiClientTest, AnUnexpectedRequestFailsTheTest) {
 }
 
 TEST(FakeApiClientTest, TheQueryMustMatchExactlyUnlessAMatcherIsGiven) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   EXPECT_NONFATAL_FAILURE(
       {
         FakeApiClient api(clock);
@@ -71,7 +71,7 @@ TEST(FakeApiClientTest, TheQueryMustMatchExactlyUnlessAMatcherIsGiven) {
 }
 
 TEST(FakeApiClientTest, ABodyMismatchIsUnexpected) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   EXPECT_NONFATAL_FAILURE(
       {
         FakeApiClient api(clock);
@@ -87,7 +87,7 @@ TEST(FakeApiClientTest, ABodyMismatchIsUnexpected) {
 }
 
 TEST(FakeApiClientTest, AnUnmetExpectationFailsTheTestAtTheEnd) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   EXPECT_NONFATAL_FAILURE(
       {
         FakeApiClient api(clock);
@@ -97,7 +97,7 @@ TEST(FakeApiClientTest, AnUnmetExpectationFailsTheTestAtTheEnd) {
 }
 
 TEST(FakeApiClientTest, HeldCallsAreAnsweredByTheTest) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api(clock);
   auto held = api.expect("GET", "/a").hold();
   EXPECT_FALSE(held->made());
@@ -112,7 +112,7 @@ TEST(FakeApiClientTest, HeldCallsAreAnsweredByTheTest) {
 }
 
 TEST(FakeApiClientTest, StreamsAreDrivenByTheTestAndStopAtCancel) {
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api(clock);
   auto s = api.expect("GET", "/w?watch=true").stream();
   std::string data;

@@ -57,7 +57,7 @@ class LastSeenLeaseStoreTest : public ::testing::Test {
     return store->last() ? store->last()->resourceVersion.value : "none";
   }
 
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api{clock};
   kube::LeaseClient client;
   std::unique_ptr<kube::LastSeenLeaseStore> store;

@@ -47,7 +47,7 @@ class LeaseClientTest : public ::testing::Test {
     return got.value_or(StoreResult::error(StoreStatus::kFatal, "no answer"));
   }
 
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api{clock};
   kube::LeaseClientOptions options;
   std::unique_ptr<kube::LeaseClient> client;
@@ -91,7 +91,7 @@ TEST_P(LeaseClientAnswerTest, MapsTheAnswerOntoTheElectionsOutcome) {
   }
   EXPECT_THAT(r.message, HasSubstr(c.messageHas));
   if (c.retryAfter) {
-    EXPECT_EQ(r.retryAfter, election::Duration(*c.retryAfter));
+    EXPECT_EQ(r.retryAfter, time::Duration(*c.retryAfter));
   } else {
     EXPECT_FALSE(r.retryAfter);
   }

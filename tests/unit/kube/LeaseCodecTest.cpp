@@ -24,8 +24,8 @@ TEST(LeaseCodecTest, DecodesAGoldenLease) {
   EXPECT_EQ(r.resourceVersion.value, "213");
   EXPECT_EQ(r.holderPod, "web-0");
   EXPECT_EQ(r.holderAddress, "10.1.2.3");
-  EXPECT_EQ(election::formatMicroTime(*r.acquireTime), "2026-01-02T03:04:05.123456Z");
-  EXPECT_EQ(election::formatMicroTime(*r.renewTime), "2026-01-02T03:04:09.000001Z");
+  EXPECT_EQ(time::formatMicroTime(*r.acquireTime), "2026-01-02T03:04:05.123456Z");
+  EXPECT_EQ(time::formatMicroTime(*r.renewTime), "2026-01-02T03:04:09.000001Z");
 }
 
 TEST(LeaseCodecTest, WritePreservesUnownedFieldsAndSetsTheCasCondition) {
@@ -84,7 +84,7 @@ TEST_P(MicroTimeTest, Parses) {
     return;
   }
   ASSERT_TRUE(t) << GetParam().in;
-  EXPECT_EQ(election::formatMicroTime(*t), GetParam().out);
+  EXPECT_EQ(time::formatMicroTime(*t), GetParam().out);
 }
 
 INSTANTIATE_TEST_SUITE_P(

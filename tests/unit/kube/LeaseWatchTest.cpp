@@ -71,15 +71,15 @@ class LeaseWatchTest : public ::testing::Test {
   }
 
   // Advances to just before `delay` and checks nothing new was asked, then to it.
-  void advanceExactly(election::Duration delay) {
-    if (delay == election::Duration::zero()) return clock.runDue();
+  void advanceExactly(time::Duration delay) {
+    if (delay == time::Duration::zero()) return clock.runDue();
     const std::size_t before = api.requests().size();
     clock.advance(delay - 1ms);
     EXPECT_EQ(api.requests().size(), before) << "asked again before " << delay.count() << "ns";
     clock.advance(1ms);
   }
 
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api{clock};
   kube::LeaseClientOptions options;
   std::vector<double> randoms;
@@ -126,7 +126,7 @@ struct EndingCase {
   std::function<void(FakeApiClient::Stream&)> drive;
   bool relist;         // next: LIST (answered at rv 30 with lease c 29, then WATCH from 30)
   const char* nextRv;  // else: WATCH from this resourceVersion
-  election::Duration delay;
+  time::Duration delay;
   Log wantLog;  // after the initial "lease a 10"
   bool wantCancelled;
 };
@@ -335,7 +335,7 @@ TEST_F(LeaseWatchTest, ListFailuresBackOffDoublingUpToThirtySeconds) {
   api.expect("GET", kListPath).respond(503, "unavailable");
   client->watch(&observer);
   clock.runDue();
-  const std::vector<election::Duration> delays = {500ms, 1s, 2s, 4s, 8s, 16s, 30s, 30s};
+  const std::vector<time::Duration> delays = {500ms, 1s, 2s, 4s, 8s, 16s, 30s, 30s};
   for (const auto delay : delays) {
     SCOPED_TRACE(delay.count());
     api.expect("GET", kListPath).respond(503, "unavailable");

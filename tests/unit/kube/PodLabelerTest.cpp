@@ -36,7 +36,7 @@ class PodLabelerTest : public ::testing::Test {
         .body(::testing::Eq(body));
   }
 
-  election::FakeClock clock;
+  time::FakeClock clock;
   FakeApiClient api{clock};
   double jitter = 0.0;
   std::vector<std::string> failures;
@@ -91,8 +91,8 @@ TEST_F(PodLabelerTest, ALatestValueEqualToTheOneInFlightSendsNothingMore) {
 // 30 s cap, times 1 + 0.2 * random (here random = 0.5, so +10%); success resets it.
 struct BackoffCase {
   const char* name;
-  std::vector<int> answers;               // 0: no answer
-  std::vector<election::Duration> waits;  // before attempts 2..n
+  std::vector<int> answers;           // 0: no answer
+  std::vector<time::Duration> waits;  // before attempts 2..n
 };
 
 void PrintTo(const BackoffCase& c, std::ostream* os) {

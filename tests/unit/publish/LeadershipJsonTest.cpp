@@ -8,7 +8,7 @@ namespace leasehold::publish {
 namespace {
 
 using election::Leadership;
-using election::WallTime;
+using time::WallTime;
 using namespace std::chrono_literals;
 
 WallTime at(std::int64_t micros) {

@@ -4,17 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "FakeClock.h"
+#include "MemoryLeaseStore.h"
 #include "election/Elector.h"
-#include "election/FakeClock.h"
-#include "election/MemoryLeaseStore.h"
 
 namespace leasehold::publish {
 namespace {
 
-using election::Duration;
-using election::FakeClock;
 using election::Leadership;
-using election::MonoTime;
+using time::Duration;
+using time::FakeClock;
+using time::MonoTime;
 using namespace std::chrono_literals;
 
 // An event-stream client as the application sees it. Like the real one, it runs its onClose

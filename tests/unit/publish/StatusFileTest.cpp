@@ -97,7 +97,7 @@ TEST_F(StatusFileTest, LeaderFalseRewriteOnShutdownDropsValidUntil) {
   l.leader = true;
   l.identity = l.holder = "me";
   l.fencingToken = 3;
-  l.validUntil = election::WallTime(std::chrono::microseconds(5'000'000));
+  l.validUntil = time::WallTime(std::chrono::microseconds(5'000'000));
   ASSERT_EQ(file.write(leadershipJson(l, {"default", "demo"}) + "\n"), std::nullopt);
   auto j = nlohmann::json::parse(read(path));
   EXPECT_TRUE(j["leader"].get<bool>());

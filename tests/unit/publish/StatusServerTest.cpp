@@ -8,8 +8,8 @@
 #include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
+#include "FakeClock.h"
 #include "Fetch.h"
-#include "election/FakeClock.h"
 
 namespace leasehold::publish {
 namespace {
@@ -64,7 +64,7 @@ class StatusServerTest : public testing::Test {
   }
 
   boost::asio::io_context io;
-  election::FakeClock clock;
+  time::FakeClock clock;
   Leadership state;
   std::unique_ptr<StatusServer> server;
   std::unique_ptr<net::HttpsClient> client;

@@ -191,7 +191,7 @@ FakeApiClient::Expectation& FakeApiClient::Expectation::noAnswer(std::string err
   return *this;
 }
 
-FakeApiClient::Expectation& FakeApiClient::Expectation::after(election::Duration latency) {
+FakeApiClient::Expectation& FakeApiClient::Expectation::after(time::Duration latency) {
   latency_ = latency;
   return *this;
 }
@@ -224,7 +224,7 @@ std::string FakeApiClient::Expectation::describe() const {
 
 // ---- FakeApiClient
 
-FakeApiClient::FakeApiClient(election::FakeClock& clock) : clock_(clock) {}
+FakeApiClient::FakeApiClient(time::FakeClock& clock) : clock_(clock) {}
 
 FakeApiClient::~FakeApiClient() {
   verify();

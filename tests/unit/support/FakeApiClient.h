@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "election/FakeClock.h"
+#include "FakeClock.h"
 #include "kube/ApiTransport.h"
 
 namespace leasehold::testing_support {
@@ -105,7 +105,7 @@ class FakeApiClient final : public kube::ApiTransport {
     Expectation& respond(int code, std::string body = "",
                          std::optional<std::chrono::seconds> retryAfter = std::nullopt);
     Expectation& noAnswer(std::string error);
-    Expectation& after(election::Duration latency);
+    Expectation& after(time::Duration latency);
     // The test answers this call itself; check made() before replying.
     std::shared_ptr<Call> hold();
     // A streamed request (watch); the test drives it.
@@ -124,13 +124,13 @@ class FakeApiClient final : public kube::ApiTransport {
     StringMatcher contentType_ = ::testing::_;
     std::optional<std::string> verb_;
     std::optional<kube::ApiResponse> response_;
-    election::Duration latency_{0};
+    time::Duration latency_{0};
     std::shared_ptr<Call> held_;
     std::shared_ptr<Stream> stream_;
     bool met_ = false;
   };
 
-  explicit FakeApiClient(election::FakeClock& clock);
+  explicit FakeApiClient(time::FakeClock& clock);
   ~FakeApiClient() override;
   FakeApiClient(const FakeApiClient&) = delete;
   FakeApiClient& operator=(const FakeApiClient&) = delete;
@@ -153,10 +153,10 @@ class FakeApiClient final : public kube::ApiTransport {
   Expectation* match(const kube::ApiRequest& r, bool isStream);
   void unexpected(const kube::ApiRequest& r, bool isStream);
 
-  election::FakeClock& clock_;
+  time::FakeClock& clock_;
   std::deque<std::unique_ptr<Expectation>> expectations_;
   std::vector<kube::ApiRequest> requests_;
-  std::vector<std::unique_ptr<election::Timer>> deliveries_;
+  std::vector<std::unique_ptr<time::Timer>> deliveries_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 

@@ -1,6 +1,6 @@
 // AsioClock's clock-rate test hook: the scaling arithmetic, the environment switch, and real
 // timers on a real io_context (short waits only).
-#include "election/AsioClock.h"
+#include "runtime/AsioClock.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,9 +9,10 @@
 #include <random>
 #include <thread>
 
-namespace leasehold::election {
+namespace leasehold::runtime {
 namespace {
 
+using namespace leasehold::time;
 using namespace std::chrono_literals;
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
@@ -192,4 +193,4 @@ TEST(AsioClockTest, RearmAndDisarmWithAScaledClock) {
 }
 
 }  // namespace
-}  // namespace leasehold::election
+}  // namespace leasehold::runtime

@@ -14,24 +14,24 @@
 #include <boost/asio/io_context.hpp>
 #include <string>
 
-#include "election/Clock.h"
+#include "time/Clock.h"
 
-namespace leasehold::election {
+namespace leasehold::runtime {
 
 // Maps real CLOCK_BOOTTIME readings to the clock's (possibly scaled) time and back.
 class ClockScale {
  public:
   ClockScale() = default;
-  ClockScale(MonoTime start, double rate) : start_(start), rate_(rate) {}
+  ClockScale(time::MonoTime start, double rate) : start_(start), rate_(rate) {}
   double rate() const { return rate_; }
   bool identity() const { return rate_ == 1.0; }
   // Scaled time at real instant `real`: start + floor((real - start) * rate).
-  MonoTime toScaled(MonoTime real) const;
+  time::MonoTime toScaled(time::MonoTime real) const;
   // The earliest real instant at which toScaled() reaches `scaled`.
-  MonoTime toReal(MonoTime scaled) const;
+  time::MonoTime toReal(time::MonoTime scaled) const;
 
  private:
-  MonoTime start_{};
+  time::MonoTime start_{};
   double rate_ = 1.0;
 };
 
@@ -45,18 +45,18 @@ struct TestClockRate {
 // unset). Values out of [0.5, 2] or not a number are ignored with a message.
 TestClockRate parseTestClockRate(const char* rateValue, const char* hooksValue);
 
-class AsioClock : public Clock {
+class AsioClock : public time::Clock {
  public:
   // Real time, unless the test hook above is enabled in the environment (prints to stderr).
   explicit AsioClock(boost::asio::io_context& io);
   // Explicit rate, for tests (1.0 = real time).
   AsioClock(boost::asio::io_context& io, double rate);
 
-  MonoTime now() const override {
-    return scale_.identity() ? BootClock::now() : scale_.toScaled(BootClock::now());
+  time::MonoTime now() const override {
+    return scale_.identity() ? time::BootClock::now() : scale_.toScaled(time::BootClock::now());
   }
-  WallTime wallNow() const override;
-  std::unique_ptr<Timer> makeTimer(std::function<void()> onFire) override;
+  time::WallTime wallNow() const override;
+  std::unique_ptr<time::Timer> makeTimer(std::function<void()> onFire) override;
   // The rate the monotonic clock runs at (1.0 unless the test hook is active).
   double rate() const { return scale_.rate(); }
 
@@ -65,4 +65,4 @@ class AsioClock : public Clock {
   ClockScale scale_;
 };
 
-}  // namespace leasehold::election
+}  // namespace leasehold::runtime

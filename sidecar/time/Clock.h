@@ -4,9 +4,9 @@
 #include <functional>
 #include <memory>
 
-#include "election/Time.h"
+#include "time/Time.h"
 
-namespace leasehold::election {
+namespace leasehold::time {
 
 // A one-shot timer. Arming an armed timer moves it; destroying it cancels it. The callback runs
 // on the clock's thread and never re-entrantly from armAt().
@@ -26,4 +26,4 @@ class Clock {
   virtual std::unique_ptr<Timer> makeTimer(std::function<void()> onFire) = 0;
 };
 
-}  // namespace leasehold::election
+}  // namespace leasehold::time

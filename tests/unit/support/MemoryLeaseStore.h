@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "election/Clock.h"
+#include "time/Clock.h"
 #include "election/LeaseStore.h"
 
 namespace leasehold::election {
@@ -49,8 +49,8 @@ class MemoryLeaseStore : public LeaseStore {
   // clientClock delivers answers and notifications (a paused process gets them late);
   // networkClock times the trip to the backend (the server keeps working while the client is
   // paused). Both may be the same clock.
-  MemoryLeaseStore(MemoryLeaseBackend& backend, Clock& clientClock, Clock& networkClock);
-  MemoryLeaseStore(MemoryLeaseBackend& backend, Clock& clock)
+  MemoryLeaseStore(MemoryLeaseBackend& backend, time::Clock& clientClock, time::Clock& networkClock);
+  MemoryLeaseStore(MemoryLeaseBackend& backend, time::Clock& clock)
       : MemoryLeaseStore(backend, clock, clock) {}
   ~MemoryLeaseStore() override;
 
@@ -62,14 +62,14 @@ class MemoryLeaseStore : public LeaseStore {
   // Fault hooks.
   // The next n requests fail with `status` without reaching the backend.
   void failNext(int n, StoreStatus status = StoreStatus::kTransient,
-                std::optional<Duration> retryAfter = std::nullopt);
+                std::optional<time::Duration> retryAfter = std::nullopt);
   // The next n writes are applied, but the client is told kTransient (the answer was lost).
   void loseNextResponses(int n) { loseResponses_ += n; }
   // One-way latency: the request reaches the backend after it, the answer returns after it.
-  void setLatency(Duration oneWay) { latency_ = oneWay; }
+  void setLatency(time::Duration oneWay) { latency_ = oneWay; }
   // Requests reach nothing and time out after requestTimeout; notifications stop.
   void setPartitioned(bool partitioned);
-  void setRequestTimeout(Duration d) { requestTimeout_ = d; }
+  void setRequestTimeout(time::Duration d) { requestTimeout_ = d; }
   // false: the watch is broken or denied (the observer is told and should poll).
   void setWatchHealthy(bool healthy);
 
@@ -90,15 +90,15 @@ class MemoryLeaseStore : public LeaseStore {
   std::unique_ptr<Scheduler> network_;
   std::uint64_t subscription_ = 0;
   LeaseObserver* observer_ = nullptr;
-  Duration latency_{};
-  Duration requestTimeout_ = std::chrono::seconds(5);
+  time::Duration latency_{};
+  time::Duration requestTimeout_ = std::chrono::seconds(5);
   int failures_ = 0;
   StoreStatus failureStatus_ = StoreStatus::kTransient;
-  std::optional<Duration> failureRetryAfter_;
+  std::optional<time::Duration> failureRetryAfter_;
   int loseResponses_ = 0;
   bool partitioned_ = false;
   bool watchHealthy_ = true;
-  MonoTime lastNotification_{};
+  time::MonoTime lastNotification_{};
   Counters counters_;
 };
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace leasehold::election {
+namespace leasehold::time {
 
 using Duration = std::chrono::nanoseconds;
 
@@ -31,4 +31,4 @@ std::string formatDuration(Duration d);
 // Wall time as a Kubernetes MicroTime: UTC, six fractional digits, Z.
 std::string formatMicroTime(WallTime t);
 
-}  // namespace leasehold::election
+}  // namespace leasehold::time

@@ -1,4 +1,4 @@
-#include "election/AsioClock.h"
+#include "runtime/AsioClock.h"
 
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <cmath>
@@ -6,12 +6,12 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace leasehold::election {
+namespace leasehold::runtime {
 namespace {
 
-using BootTimer = boost::asio::basic_waitable_timer<BootClock>;
+using BootTimer = boost::asio::basic_waitable_timer<time::BootClock>;
 
-class AsioTimer : public Timer {
+class AsioTimer : public time::Timer {
  public:
   AsioTimer(boost::asio::io_context& io, ClockScale scale, std::function<void()> onFire)
       : state_(std::make_shared<State>(io, scale, std::move(onFire))) {}
@@ -20,7 +20,7 @@ class AsioTimer : public Timer {
     state_->timer.cancel();
   }
 
-  void armAt(MonoTime deadline) override {
+  void armAt(time::MonoTime deadline) override {
     const auto generation = ++state_->generation;
     state_->armed = true;
     wait(state_, generation, deadline);
@@ -45,7 +45,7 @@ class AsioTimer : public Timer {
 
   // `deadline` is in the clock's time; the asio timer runs on real CLOCK_BOOTTIME.
   static void wait(const std::shared_ptr<State>& state, std::uint64_t generation,
-                   MonoTime deadline) {
+                   time::MonoTime deadline) {
     state->timer.expires_at(state->scale.identity() ? deadline : state->scale.toReal(deadline));
     // The handler may outlive the AsioTimer (cancel still runs it), so it holds the state alive
     // and checks that it is still the latest arming.
@@ -53,7 +53,7 @@ class AsioTimer : public Timer {
       if (ec || state->generation != generation) return;
       // A scaled timer never fires before the clock reads its deadline (toReal rounds up; this
       // only guards against a rounding surprise).
-      if (!state->scale.identity() && state->scale.toScaled(BootClock::now()) < deadline) {
+      if (!state->scale.identity() && state->scale.toScaled(time::BootClock::now()) < deadline) {
         wait(state, generation, deadline);
         return;
       }
@@ -67,22 +67,22 @@ class AsioTimer : public Timer {
 
 }  // namespace
 
-MonoTime ClockScale::toScaled(MonoTime real) const {
+time::MonoTime ClockScale::toScaled(time::MonoTime real) const {
   if (identity()) return real;
   const long double offset = static_cast<long double>((real - start_).count());
-  return start_ + Duration(static_cast<Duration::rep>(std::floor(offset * rate_)));
+  return start_ + time::Duration(static_cast<time::Duration::rep>(std::floor(offset * rate_)));
 }
 
-MonoTime ClockScale::toReal(MonoTime scaled) const {
+time::MonoTime ClockScale::toReal(time::MonoTime scaled) const {
   if (identity()) return scaled;
   const long double offset = static_cast<long double>((scaled - start_).count());
-  MonoTime real = start_ + Duration(static_cast<Duration::rep>(std::ceil(offset / rate_)));
+  time::MonoTime real = start_ + time::Duration(static_cast<time::Duration::rep>(std::ceil(offset / rate_)));
   // Exact to the nanosecond despite floating point: the earliest real instant that maps to
   // at least `scaled` (each loop runs at most a step or two).
   while (toScaled(real) < scaled)
-    real += Duration(1);
-  while (toScaled(real - Duration(1)) >= scaled)
-    real -= Duration(1);
+    real += time::Duration(1);
+  while (toScaled(real - time::Duration(1)) >= scaled)
+    real -= time::Duration(1);
   return real;
 }
 
@@ -126,14 +126,14 @@ double rateFromEnvironment() {
 AsioClock::AsioClock(boost::asio::io_context& io) : AsioClock(io, rateFromEnvironment()) {}
 
 AsioClock::AsioClock(boost::asio::io_context& io, double rate)
-    : io_(io), scale_(BootClock::now(), rate) {}
+    : io_(io), scale_(time::BootClock::now(), rate) {}
 
-WallTime AsioClock::wallNow() const {
+time::WallTime AsioClock::wallNow() const {
   return std::chrono::time_point_cast<std::chrono::microseconds>(std::chrono::system_clock::now());
 }
 
-std::unique_ptr<Timer> AsioClock::makeTimer(std::function<void()> onFire) {
+std::unique_ptr<time::Timer> AsioClock::makeTimer(std::function<void()> onFire) {
   return std::make_unique<AsioTimer>(io_, scale_, std::move(onFire));
 }
 
-}  // namespace leasehold::election
+}  // namespace leasehold::runtime

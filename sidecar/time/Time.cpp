@@ -1,10 +1,10 @@
-#include "election/Time.h"
+#include "time/Time.h"
 
 #include <time.h>
 
 #include <cstdio>
 
-namespace leasehold::election {
+namespace leasehold::time {
 
 BootClock::time_point BootClock::now() noexcept {
   timespec ts{};
@@ -93,4 +93,4 @@ std::string formatMicroTime(WallTime t) {
   return text;
 }
 
-}  // namespace leasehold::election
+}  // namespace leasehold::time

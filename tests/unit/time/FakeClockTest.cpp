@@ -1,10 +1,10 @@
-#include "election/FakeClock.h"
+#include "FakeClock.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace leasehold::election {
+namespace leasehold::time {
 namespace {
 
 using namespace std::chrono_literals;
@@ -74,4 +74,4 @@ TEST(FakeClockTest, WallClockFollowsMonotonicTimePlusOffset) {
 }
 
 }  // namespace
-}  // namespace leasehold::election
+}  // namespace leasehold::time

@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "election/Clock.h"
+#include "time/Clock.h"
 
-namespace leasehold::election {
+namespace leasehold::time {
 
 class FakeClock : public Clock {
  public:
@@ -44,4 +44,4 @@ class FakeClock : public Clock {
   std::map<Key, FakeTimer*> queue_;
 };
 
-}  // namespace leasehold::election
+}  // namespace leasehold::time

@@ -1,4 +1,4 @@
-#include "election/MemoryLeaseStore.h"
+#include "MemoryLeaseStore.h"
 
 #include <string>
 
@@ -73,9 +73,9 @@ void MemoryLeaseBackend::unsubscribe(std::uint64_t id) {
 // Runs callbacks at given instants on one clock, in (instant, submission) order.
 class MemoryLeaseStore::Scheduler {
  public:
-  explicit Scheduler(Clock& clock) : clock_(clock), timer_(clock.makeTimer([this] { run(); })) {}
-  Clock& clock() { return clock_; }
-  void at(MonoTime when, std::function<void()> fn) {
+  explicit Scheduler(time::Clock& clock) : clock_(clock), timer_(clock.makeTimer([this] { run(); })) {}
+  time::Clock& clock() { return clock_; }
+  void at(time::MonoTime when, std::function<void()> fn) {
     queue_.emplace(std::make_pair(when, seq_++), std::move(fn));
     timer_->armAt(queue_.begin()->first.first);
   }
@@ -89,14 +89,14 @@ class MemoryLeaseStore::Scheduler {
     }
     if (!queue_.empty()) timer_->armAt(queue_.begin()->first.first);
   }
-  Clock& clock_;
-  std::unique_ptr<Timer> timer_;
+  time::Clock& clock_;
+  std::unique_ptr<time::Timer> timer_;
   std::uint64_t seq_ = 0;
-  std::multimap<std::pair<MonoTime, std::uint64_t>, std::function<void()>> queue_;
+  std::multimap<std::pair<time::MonoTime, std::uint64_t>, std::function<void()>> queue_;
 };
 
-MemoryLeaseStore::MemoryLeaseStore(MemoryLeaseBackend& backend, Clock& clientClock,
-                                   Clock& networkClock)
+MemoryLeaseStore::MemoryLeaseStore(MemoryLeaseBackend& backend, time::Clock& clientClock,
+                                   time::Clock& networkClock)
     : backend_(backend),
       client_(std::make_unique<Scheduler>(clientClock)),
       network_(std::make_unique<Scheduler>(networkClock)) {
@@ -108,7 +108,7 @@ MemoryLeaseStore::~MemoryLeaseStore() {
   backend_.unsubscribe(subscription_);
 }
 
-void MemoryLeaseStore::failNext(int n, StoreStatus status, std::optional<Duration> retryAfter) {
+void MemoryLeaseStore::failNext(int n, StoreStatus status, std::optional<time::Duration> retryAfter) {
   failures_ = n;
   failureStatus_ = status;
   failureRetryAfter_ = retryAfter;
@@ -169,7 +169,7 @@ void MemoryLeaseStore::onBackendChange(const std::optional<LeaseRecord>& record)
   if (!observer_ || !watchHealthy_ || partitioned_) return;
   auto& net = network_->clock();
   // In order, like a watch stream.
-  MonoTime when = net.now() + latency_;
+  time::MonoTime when = net.now() + latency_;
   if (when < lastNotification_) when = lastNotification_;
   lastNotification_ = when;
   network_->at(when, [this, record] {

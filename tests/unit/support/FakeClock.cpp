@@ -1,8 +1,8 @@
-#include "election/FakeClock.h"
+#include "FakeClock.h"
 
 #include <optional>
 
-namespace leasehold::election {
+namespace leasehold::time {
 
 class FakeClock::FakeTimer : public Timer {
  public:
@@ -70,4 +70,4 @@ void FakeClock::jump(Duration d) {
   now_ += d;
 }
 
-}  // namespace leasehold::election
+}  // namespace leasehold::time
