@@ -14,7 +14,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "api.h"
+#include "Api.h"
+#include "http/QueryString.h"
+#include "http/StatusResponses.h"
 #include "json/Json.h"
 
 namespace net = boost::asio;
@@ -130,11 +132,6 @@ apiserver::HttpRequest convert(const http::request<http::string_body>& m,
   r.body = m.body();
   r.local_address = local;
   return r;
-}
-
-std::string client_of(const apiserver::RequestInfo& info) {
-  if (info.bad_token) return "<invalid-token>";
-  return info.user;
 }
 
 bool glob_eq(const std::string& pattern, const std::string& v) {
@@ -282,7 +279,7 @@ const Fault* pick_fault(State& S, const apiserver::RequestInfo& info, const std:
                         int& latency_ms) {
   latency_ms = S.global_latency_ms;
   const Fault* chosen = nullptr;
-  std::string client = client_of(info);
+  std::string client = apiserver::client_of(info);
   for (auto it = S.faults.begin(); it != S.faults.end();) {
     Fault& f = *it;
     bool match = glob_eq(f.client, client) && glob_eq(f.verb, info.verb) &&
@@ -399,7 +396,7 @@ net::awaitable<void> api_session(Stream stream, State& S, bool tls) {
     bool head = msg.method() == http::verb::head;
     apiserver::HttpRequest req = convert(msg, local);
     apiserver::RequestInfo info = S.api.classify(req);
-    std::string client = client_of(info);
+    std::string client = apiserver::client_of(info);
     conn->client = client;
     if (info.resource_request) {
       ++S.counters[client][info.verb];

@@ -212,4 +212,14 @@ int64_t unix_now_s() {
       .count();
 }
 
+std::string rfc3339_now() {
+  return format_rfc3339(unix_now_s());
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace apiserver

@@ -20,5 +20,7 @@ GoTime go_parse_time(const std::string& value, bool micro);
 std::string format_micro(int64_t unix_s, int64_t nanos);  // 2006-01-02T15:04:05.000000Z
 std::string format_rfc3339(int64_t unix_s);               // 2006-01-02T15:04:05Z
 int64_t unix_now_s();
+std::string rfc3339_now();  // creationTimestamp, managedFields time
+int64_t now_ms();           // wall clock in ms (token grace windows)
 
 }  // namespace apiserver
