@@ -44,8 +44,8 @@ import jsonschema
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helmcmd import CHART, ROOT, Helm, HelmError, HelmMissing, deep_merge  # noqa: E402
+from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, deep_merge  # noqa: E402
+from leasehold_testing.paths import ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELM_ONLY_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The examples against real sidecars and the test API server (tests/integration/harness.py).
+"""The examples against real sidecars and the test API server (leasehold_testing.Env).
 
     test_examples.py --sidecar BIN --apiserver BIN SCENARIO...   (poller, fencing_sqlite,
                                                                   fencing_postgres, or all)
@@ -23,17 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(ROOT / "tests/integration"))
-sys.path.insert(0, str(ROOT / "examples/fenced-writer"))
-sys.path.insert(0, str(HERE))
-
-import fenced_writer  # noqa: E402
-import harness  # noqa: E402
 import pgtemp  # noqa: E402
-from harness import D, P, Env, check, log, the_leader, wait_for  # noqa: E402
+from leasehold_testing import D, P, Env, Failure, check, log, the_leader, wait_for  # noqa: E402
+from leasehold_testing.paths import ROOT  # noqa: E402
 
 POLLER = ROOT / "examples/poller/poller.py"
 WRITER = ROOT / "examples/fenced-writer/fenced_writer.py"
@@ -131,7 +124,7 @@ def pause_before_write(leader_app, tries=10):
             return int(m.group(1)), int(m.group(2))
         leader_app.proc.send_signal(signal.SIGCONT)  # too late: it had begun writing; again
         time.sleep(0.05)
-    raise harness.Failure("could not pause the writer between reading its token and writing")
+    raise Failure("could not pause the writer between reading its token and writing")
 
 
 def fencing(env, db_args, label, report):
@@ -196,11 +189,28 @@ def fencing(env, db_args, label, report):
         f"seq={s} token={t} writer={w} item={i}" for s, t, w, i, _ in rows[-4:]))
 
 
+JOURNAL_ROW = re.compile(r"^seq=(\d+) token=(\d+) writer=(\S+) item=(\d+) at=(\S+)$")
+
+
+def journal(db_args):
+    """The journal as `fenced_writer.py --report` prints it: (seq, token, writer, item, at) in
+    commit order. The first call also creates the schema, before the writers race to."""
+    r = subprocess.run([sys.executable, str(WRITER), *db_args, "--report"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0, f"fenced_writer.py --report: {r.stdout}{r.stderr}")
+    rows = []
+    for line in r.stdout.splitlines():
+        m = JOURNAL_ROW.match(line)
+        if m:
+            seq, token, writer, item, at = m.groups()
+            rows.append((int(seq), int(token), writer, int(item), at))
+    return rows
+
+
 def fencing_sqlite(env):
-    path = env.dir / "journal.db"
-    fenced_writer.SQLiteStore(str(path))  # schema before the writers race to create it
-    fencing(env, ["--sqlite", str(path)], "sqlite",
-            lambda: fenced_writer.SQLiteStore(str(path)).rows())
+    db_args = ["--sqlite", str(env.dir / "journal.db")]
+    journal(db_args)
+    fencing(env, db_args, "sqlite", lambda: journal(db_args))
 
 
 def fencing_postgres(env):
@@ -210,9 +220,9 @@ def fencing_postgres(env):
         raise Skip(str(e)) from e
     with pg:
         log(f"postgres {pg.version()} up in {pg.started:.1f}s at {pg.dir}")
-        fenced_writer.PostgresStore(pg.conninfo)
-        fencing(env, ["--postgres", pg.conninfo], "postgres",
-                lambda: fenced_writer.PostgresStore(pg.conninfo).rows())
+        db_args = ["--postgres", pg.conninfo]
+        journal(db_args)
+        fencing(env, db_args, "postgres", lambda: journal(db_args))
 
 
 SCENARIOS = {"poller": poller, "fencing_sqlite": fencing_sqlite,

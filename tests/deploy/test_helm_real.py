@@ -45,14 +45,11 @@ from pathlib import Path
 
 import yaml
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests/integration"))
 import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
-from harness import ControlPlane, Failure, check, log, wait_for  # noqa: E402
-from helmcmd import CHART, Helm, HelmError, HelmMissing, documents  # noqa: E402
+from leasehold_testing import ControlPlane, Failure, check, log, wait_for  # noqa: E402
+from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, documents  # noqa: E402
+from leasehold_testing.paths import ROOT  # noqa: E402
 
 NS = f"lh-helm-{os.getpid()}"
 VARIANTS_NS = f"lh-variants-{os.getpid()}"
@@ -63,7 +60,7 @@ KINDS = "serviceaccounts,roles,rolebindings,deployments,services,pods,configmaps
 
 
 class Cluster(ControlPlane):
-    """The suites' one start.sh wrapper (harness.ControlPlane) plus the kubectl queries the
+    """The suites' one start.sh wrapper (leasehold_testing.ControlPlane) plus the kubectl queries the
     steps below ask."""
 
     def get(self, *args):

@@ -10,7 +10,7 @@ the Dockerfile (cached layers make it quick when nothing changed) as leasehold:t
 image's size over its base (`docker image inspect`), which must be the base's layers plus
 less than test_dockerfile.GOAL_MB.
 
-Pod spec: `helm template charts/leasehold` (real helm, tests/deploy/helmcmd.py) gives the
+Pod spec: `helm template charts/leasehold` (real helm, leasehold_testing.helm) gives the
 sidecar container of the example Deployment. Every field that Docker can express is
 translated, and any other field fails the test, so a chart change cannot slip past it:
   securityContext (pod and container, merged): runAsUser/runAsGroup -> --user,
@@ -66,13 +66,10 @@ from pathlib import Path
 
 import yaml
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests/integration"))
-from harness import ControlPlane, Failure, check, http_get, log, wait_for  # noqa: E402
-from helmcmd import Helm, HelmError, HelmMissing  # noqa: E402
+from leasehold_testing import ControlPlane, Failure, check, http_get, log, wait_for  # noqa: E402
+from leasehold_testing.helm import Helm, HelmError, HelmMissing  # noqa: E402
+from leasehold_testing.paths import ROOT  # noqa: E402
 from test_dockerfile import GOAL_MB  # noqa: E402
 
 MAKE_BASE = ROOT / "scripts/make-base-images.sh"

@@ -14,7 +14,7 @@ manifests          election, a graceful handover (SIGTERM: release) and a crash 
                    leasehold_api_requests_total{code="403"} and its log), and the Lease and
                    the server's counters show the rules were exercised (create, get, update,
                    watch).
-pod_label          the chart rendered by helm (tests/deploy/helmcmd.py: $LEASEHOLD_HELM, else
+pod_label          the chart rendered by helm (leasehold_testing.helm: $LEASEHOLD_HELM, else
                    build/realkube/bin/helm) with podLabel set (it adds get/patch on pods) and
                    the sidecars run with --pod-label: no 403, and the leader's pod gets the label.
 missing_rule       the same Role with one rule or verb removed (create; watch; events) must
@@ -26,19 +26,14 @@ import re
 import signal
 import sys
 import time
-from pathlib import Path
 
 import yaml
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, str(ROOT / "tests/integration"))
-sys.path.insert(0, str(HERE))
-
-import harness  # noqa: E402
-import helmcmd  # noqa: E402
-from harness import D, P, TIMINGS, Env, check, http_get, log, the_leader, wait_for  # noqa: E402
+from leasehold_testing import (D, P, TIMINGS, Env, Sidecar, check, http_get, log,  # noqa: E402
+                               run_scenarios, the_leader, wait_for)
+from leasehold_testing.helm import Helm  # noqa: E402
+from leasehold_testing.paths import ROOT  # noqa: E402
 
 SA = "leasehold"
 NAMESPACE = "default"
@@ -77,7 +72,7 @@ class RbacEnv(Env):
                                                     for p in pods]
 
 
-class ManifestSidecar(harness.Sidecar):
+class ManifestSidecar(Sidecar):
     """A sidecar with the Deployment's flags; only addresses, paths and timings adapted."""
 
     def __init__(self, env, name, args):
@@ -186,7 +181,7 @@ def manifests(env_args):
 
 
 def pod_label(env_args):
-    docs = [d for _, d in helmcmd.Helm().render({"podLabel": POD_LABEL})]
+    docs = [d for _, d in Helm().render({"podLabel": POD_LABEL})]
     rules = next(d for d in docs if d["kind"] == "Role")["rules"]
     check(any("pods" in r["resources"] for r in rules), "the chart must grant pods with podLabel")
     dep = next(d for d in docs if d["kind"] == "Deployment")
@@ -265,4 +260,4 @@ SCENARIOS = {"manifests": manifests, "pod_label": pod_label, "missing_rule": mis
 
 
 if __name__ == "__main__":
-    sys.exit(harness.run_scenarios(SCENARIOS, with_env=False))
+    sys.exit(run_scenarios(SCENARIOS, with_env=False))

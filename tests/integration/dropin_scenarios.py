@@ -20,8 +20,8 @@ import subprocess
 import sys
 import time
 
-import harness
-from harness import Observer, check, http_get, log, the_leader, wait_for
+from leasehold_testing import (D, P, Observer, check, http_get, log, run_scenarios, the_leader,
+                               wait_for)
 
 SCENARIOS = {}
 TTL = 2.0  # --ttl=2s: D=2s, R=1s, P=500ms by contrib's rule
@@ -289,13 +289,13 @@ def client_go_flags(env):
                   f"--identity={s.name}", f"--http-address=127.0.0.1:{s.port}",
                   f"--probe-address=127.0.0.1:{s.probe_port}", "--log-format=json"]
         sidecars.append(s.start())
-    leader = the_leader(sidecars, timeout=harness.D + harness.P + 3)
+    leader = the_leader(sidecars, timeout=D + P + 3)
     lease = env.lease()
     check(lease["spec"]["leaseDurationSeconds"] == 2, f"D from the flag: {lease['spec']}")
     with Observer(sidecars) as obs:
         t0 = time.monotonic()
         leader.signal(signal.SIGKILL)
-        other = the_leader([s for s in sidecars if s is not leader], timeout=harness.D + 4)
+        other = the_leader([s for s in sidecars if s is not leader], timeout=D + 4)
         log(f"kill -9 failover with client-go flags: {time.monotonic() - t0:.3f}s")
         time.sleep(0.3)
     obs.check_safety()
@@ -309,4 +309,4 @@ def client_go_flags(env):
 
 
 if __name__ == "__main__":
-    sys.exit(harness.run_scenarios(SCENARIOS))
+    sys.exit(run_scenarios(SCENARIOS))

@@ -19,9 +19,8 @@ import threading
 import time
 from datetime import datetime, timezone
 
-import harness  # noqa: E402
-from harness import (D, P, R, Env, Observer, check, free_port, http_get, http_request, log,
-                     real_options, the_leader, wait_for)
+from leasehold_testing import (D, P, R, Observer, check, free_port, http_get, http_request,
+                               log, real_options, run_scenarios, the_leader, wait_for)
 from scenarios import start
 
 SCENARIOS = {}
@@ -777,4 +776,4 @@ def no_secrets_in_logs(env):
 
 
 if __name__ == "__main__":
-    sys.exit(harness.run_scenarios(SCENARIOS, SERVER_ARGS))
+    sys.exit(run_scenarios(SCENARIOS, SERVER_ARGS))

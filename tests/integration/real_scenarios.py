@@ -19,21 +19,19 @@ rbac_is_enforced        the 403 check can fail: --pod-label without the chart's 
 
 Same harness as scenarios.py: RealEnv (each sidecar its own ServiceAccount with the chart's Role,
 its own TCP proxy), Observer.check_safety on every run, and the Lease's history (a watch as admin,
-chaoslib.LeaseHistory) where the scenario is about what the server applied.
+leasehold_testing.lease_history) where the scenario is about what the server applied.
 """
 import os
 import random
 import signal
 import sys
 import time
-from pathlib import Path
 
-import harness
-from harness import (D, P, R, Observer, TcpProxy, check, log, real_options, the_leader,
-                     wait_for)
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "chaos"))
-import chaoslib as cl  # noqa: E402  (LeaseHistory and the term checks of the chaos runs)
+from leasehold_testing import (D, P, R, Failure, Observer, TcpProxy, check, log, real_options,
+                               run_scenarios, the_leader, wait_for)
+from leasehold_testing.kube_time import epoch
+from leasehold_testing.lease_history import LeaseHistory
+from leasehold_testing.terms import check_history_tokens, check_terms, history_terms
 
 SCENARIOS = {}
 
@@ -47,15 +45,15 @@ def history_checks(history, what="lease history"):
     """The chaos runs' checks on the Lease as the server applied it: claims (acquireTime to
     last renewTime + R) never overlap, tokens only go up, every new term raises the token."""
     check(not history.gap, "the Lease history has a gap (410 on the history watch)")
-    terms = cl.history_terms(history.records)
-    failures, gap, _ = cl.check_terms(terms, what)
-    failures += cl.check_history_tokens(history.records)
+    terms = history_terms(history.records)
+    failures, gap, _ = check_terms(terms, what)
+    failures += check_history_tokens(history.records)
     check(not failures, "; ".join(failures[:3]))
     return terms
 
 
 def start_history(env, port=None):
-    h = cl.LeaseHistory(env, "demo", port=port)
+    h = LeaseHistory(env, "demo", port=port)
     h.start()
     check(h.connected.wait(10), f"the Lease history watch did not connect: {h.errors[:3]}")
     return h
@@ -80,11 +78,11 @@ def step_down(sidecar, timeout, last_valid):
         t = time.time()
         st = sidecar.status()
         if st and st.get("leader"):
-            last_valid = cl.epoch(st["validUntil"])
+            last_valid = epoch(st["validUntil"])
         elif st:
             return t, last_valid
         time.sleep(0.005)
-    raise harness.Failure(f"{sidecar.name} still claims {timeout}s after it was cut off")
+    raise Failure(f"{sidecar.name} still claims {timeout}s after it was cut off")
 
 
 @scenario
@@ -147,7 +145,7 @@ def ha_split(env):
             time.sleep(0.5)
             cut = apiserver_of(env, leader)
             cut_users = env.users_on(cut)
-            valid = cl.epoch(leader.status()["validUntil"])
+            valid = epoch(leader.status()["validUntil"])
             t0 = time.time()
             for u in cut_users:
                 env.partition(u)
@@ -174,7 +172,7 @@ def ha_split(env):
             alive = "apiserver2" if dead == "apiserver" else "apiserver"
             hist_proxy.retarget(plane.ports[alive])
             hist_proxy.reset()  # the history watch resumes on the surviving apiserver
-            valid = cl.epoch(leader.status()["validUntil"])
+            valid = epoch(leader.status()["validUntil"])
             os.kill(plane.pid(dead), signal.SIGKILL)
             t0 = time.time()
             t_false, valid = step_down(leader, R + 1, valid)
@@ -251,7 +249,7 @@ def sigterm_during_renewal(env):
                 applied_renewal = [
                     (t, spec) for t, spec in after
                     if spec.get("holderIdentity") == leader.name and spec.get("renewTime")
-                    and cl.epoch(spec["renewTime"]) < t_sig]
+                    and epoch(spec["renewTime"]) < t_sig]
                 releases = [(t, spec) for t, spec in after if not spec.get("holderIdentity")]
                 check(releases, f"round {rounds}: no release in the Lease history after SIGTERM "
                                 f"(the release lost; the others waited {took:.2f}s)")
@@ -269,7 +267,7 @@ def sigterm_during_renewal(env):
                 if applied_renewal:
                     conclusive += 1
                     t_applied, spec = applied_renewal[-1]
-                    sent = t_sig - cl.epoch(spec["renewTime"])
+                    sent = t_sig - epoch(spec["renewTime"])
                     was += (f": a renewal sent {sent:.3f}s before the signal landed "
                             f"{t_applied - t_sig:.3f}s after it, the release "
                             f"{t_rel - t_sig:.3f}s after it")
@@ -316,7 +314,7 @@ def apiserver_restart(env):
             check(back - t0 < 40, f"the restart took {back - t0:.1f}s: too close to R=45s")
             # The leader's next renewals go through the new process.
             wait_for("a renewal after the restart",
-                     lambda: cl.epoch(env.lease()["spec"]["renewTime"]) > back, 10,
+                     lambda: epoch(env.lease()["spec"]["renewTime"]) > back, 10,
                      interval=0.2)
             st = leader.status()
             check(st["leader"] and st["fencingToken"] == token, f"still the same term: {st}")
@@ -341,7 +339,7 @@ def apiserver_restart(env):
     time.sleep(2)
     polling = [f.name for f in followers if any(
         l.get("msg") == "API request refused" and l.get("verb") == "watch"
-        and cl.epoch(l["ts"]) > t_restart for l in f.log_lines())]
+        and epoch(l["ts"]) > t_restart for l in f.log_lines())]
     t0 = time.monotonic()
     leader.signal(signal.SIGTERM)
     new = the_leader(followers, timeout=2.2 * LONG_P + 3)
@@ -382,8 +380,8 @@ def etcd_pause(env):
     check(last_true, "no leader=true answer before the pause")
     t0, t1, _, st = last_true[-1]
     first_false = next(s for s in mine if s[0] > t1 and s[3] is not None)
-    renewed = cl.epoch(st["renewTime"])
-    valid = cl.epoch(st["validUntil"])
+    renewed = epoch(st["renewTime"])
+    valid = epoch(st["validUntil"])
     stepped = first_false[0] - renewed  # the false answer was asked for then (or later)
     log(f"etcd stopped at +0; last renewal sent {renewed - t_pause:+.3f}s, validUntil "
         f"{valid - t_pause:+.3f}s, first leader=false answer {first_false[1] - t_pause:+.3f}s: "
@@ -424,4 +422,4 @@ def rbac_is_enforced(env):
 
 
 if __name__ == "__main__":
-    sys.exit(harness.run_scenarios(SCENARIOS))
+    sys.exit(run_scenarios(SCENARIOS))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Integration scenarios: real sidecar processes against the test API server over TLS, or
 with --real against the real kube-apiserver and etcd (each sidecar its own ServiceAccount bound
-to the chart's Role, partitions through per-sidecar TCP proxies; see harness.RealEnv).
+to the chart's Role, partitions through per-sidecar TCP proxies; see leasehold_testing.RealEnv).
 
     scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`, or --list)
 
@@ -13,8 +13,8 @@ import subprocess
 import sys
 import time
 
-import harness
-from harness import D, P, R, Env, Observer, check, log, real_options, the_leader, wait_for
+from leasehold_testing import (D, P, R, Observer, check, log, real_options, run_scenarios,
+                               the_leader, wait_for)
 
 SCENARIOS = {}
 
@@ -315,4 +315,4 @@ def watch_denied(env):
 
 
 if __name__ == "__main__":
-    sys.exit(harness.run_scenarios(SCENARIOS))
+    sys.exit(run_scenarios(SCENARIOS))

@@ -51,14 +51,12 @@ need_bin() {
   [ -x "$1" ] || die "$1 not found: run tests/realkube/build.sh (or set ${2})"
 }
 
-# Ports below the ephemeral range, from the one port picker the tests share.
+# Ports below the ephemeral range, from the one port picker the tests share (tests/lib).
 free_ports() {
-  python3 - "$1" <<EOF
+  PYTHONPATH="$root/tests/lib${PYTHONPATH:+:$PYTHONPATH}" python3 -c '
 import sys
-sys.path.insert(0, "$root/tests/integration")
-import harness
-print(" ".join(str(harness.free_port()) for _ in range(int(sys.argv[1]))))
-EOF
+from leasehold_testing.ports import free_port
+print(" ".join(str(free_port()) for _ in range(int(sys.argv[1]))))' "$1"
 }
 
 make_certs() {

@@ -14,7 +14,8 @@ Usage: capture.py [--from DIR] [--out DIR] [--only GLOB]... [--keep DIR] [--chec
   --out   where the captures go (default: this directory); README.md's "Captured" line is updated there
   --check capture nothing: replay the captures against a fresh real control plane (exit 1 on a difference)
 Binaries: those tests/realkube/start.sh uses (build them with tests/realkube/build.sh).
-Python 3.11 standard library only (kubectl and openssl on PATH, like start.sh).
+Python 3.11 standard library and the tests' leasehold_testing package (PYTHONPATH=tests/lib, as ctest
+sets it); kubectl and openssl on PATH, like start.sh.
 """
 import argparse
 import fnmatch
@@ -29,12 +30,10 @@ import tempfile
 import time
 import urllib.parse
 
+import replay  # this directory's: the one copy of the case table, setups and placeholder rules
+from leasehold_testing import control_plane  # ControlPlane: the one wrapper of start.sh
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import replay  # noqa: E402  (the one copy of the case table, setups and placeholder rules)
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-import harness  # noqa: E402  (ControlPlane: the one wrapper of tests/realkube/start.sh)
 KEPT_HEADERS = ("content-type", "transfer-encoding", "retry-after", "content-length", "warning", "location",
                 "content-encoding")
 OVERLOAD_FLAGS = ["--max-mutating-requests-inflight=1", "--enable-priority-and-fairness=false"]
@@ -92,7 +91,7 @@ def log(msg):
     print("capture: " + msg, file=sys.stderr, flush=True)
 
 
-class ControlPlane(harness.ControlPlane):
+class ControlPlane(control_plane.ControlPlane):
     """The suites' one start.sh wrapper, up once made, with golden/README.md's environment."""
 
     def __init__(self, path, flags=()):

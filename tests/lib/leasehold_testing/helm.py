@@ -1,7 +1,8 @@
 """Real helm for the tests: finds the binary, runs it in a private HELM_*_HOME, renders the chart.
 
-One copy, used by test_chart.py (lint/template), test_helm_real.py (install/upgrade/test/uninstall
-on the real kube-apiserver) and test_rbac.py (the chart's Role with podLabel).
+One copy, used by tests/deploy (test_chart.py: lint/template, test_helm_real.py:
+install/upgrade/test/uninstall on the real kube-apiserver, test_rbac.py: the chart's Role with
+podLabel, test_image.py: the pod spec) and by RealEnv (the chart's Role in each namespace).
 
 The binary is --helm, else $LEASEHOLD_HELM, else build/realkube/bin/helm (tests/realkube/build.sh
 builds it from the pinned helm.sh/helm/v3 module).
@@ -15,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+from .paths import ROOT
+
 CHART = ROOT / "charts/leasehold"
 DEFAULT_HELM = ROOT / "build/realkube/bin/helm"
 RELEASE = "leasehold"

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """The chaos checks on synthetic samples and Lease histories: they must flag what is unsafe and
 nothing else (each false alarm seen in a real run became a case here)."""
-import sys
 import tempfile
 import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import chaoslib as cl  # noqa: E402
+from leasehold_testing.fenced_store import FencedStore
+from leasehold_testing.ports import ephemeral_low, free_port
+from leasehold_testing.terms import (check_history_tokens, check_store, check_terms,
+                                     history_terms, own_end, sampled_terms)
+from leasehold_testing.timings import R
 
 BASE = 1796014755.0
 
@@ -43,7 +45,7 @@ def record(t, holder, token, acquired, renewed, kind="MODIFIED"):
 
 class SampledTerms(unittest.TestCase):
     def check(self, incs, releases=None):
-        return cl.check_terms(cl.sampled_terms(incs, releases), "samples")[0]
+        return check_terms(sampled_terms(incs, releases), "samples")[0]
 
     def test_clean_handover_passes(self):
         a = Inc("a#0", "a").true(0.1, 0, 1.6, 0.0).true(0.4, 0, 1.9, 0.0).false(2.0)
@@ -88,8 +90,8 @@ class SampledTerms(unittest.TestCase):
         self.assertTrue(any("claims overlap" in f for f in self.check([a, b])))
 
     def test_slow_clock_end_is_later_than_its_valid_until(self):
-        self.assertAlmostEqual(cl.own_end(BASE + 1.5, BASE, BASE, 0.5), BASE + 3.0)
-        self.assertAlmostEqual(cl.own_end(BASE + 1.5, BASE, BASE, 1.0), BASE + 1.5)
+        self.assertAlmostEqual(own_end(BASE + 1.5, BASE, BASE, 0.5), BASE + 3.0)
+        self.assertAlmostEqual(own_end(BASE + 1.5, BASE, BASE, 1.0), BASE + 1.5)
 
     def test_slow_clock_answer_across_a_sigstop_is_bounded_by_its_quick_siblings(self):
         # Seen in the long run (seed 56777507, scenario 82): a process at x0.95 really stopped
@@ -126,55 +128,55 @@ class HistoryTerms(unittest.TestCase):
     def test_terms_tokens_and_model_overlap(self):
         recs = [record(0.0, "a", 0, 0.0, 0.0, "ADDED"), record(0.3, "a", 0, 0.0, 0.3),
                 record(2.4, "b", 1, 2.4, 2.4), record(2.7, "b", 1, 2.4, 2.7)]
-        terms = cl.history_terms(recs)
+        terms = history_terms(recs)
         self.assertEqual([(t.identity, t.token) for t in terms], [("a", 0), ("b", 1)])
-        self.assertAlmostEqual(terms[0].end, BASE + 0.3 + cl.R)
-        self.assertEqual(cl.check_terms(terms, "h")[0], [])
-        self.assertEqual(cl.check_history_tokens(recs), [])
+        self.assertAlmostEqual(terms[0].end, BASE + 0.3 + R)
+        self.assertEqual(check_terms(terms, "h")[0], [])
+        self.assertEqual(check_history_tokens(recs), [])
         # b taking over while a's last renewal + R has not passed
         bad = recs[:2] + [record(1.0, "b", 1, 1.0, 1.0)]
-        self.assertTrue(cl.check_terms(cl.history_terms(bad), "h")[0])
+        self.assertTrue(check_terms(history_terms(bad), "h")[0])
 
     def test_same_identity_restarted_is_a_new_term(self):
         recs = [record(0.0, "a", 0, 0.0, 0.0), record(2.5, "a", 1, 2.5, 2.5)]
-        terms = cl.history_terms(recs)
+        terms = history_terms(recs)
         self.assertEqual(len(terms), 2)
-        self.assertEqual(cl.check_terms(terms, "h")[0], [])
+        self.assertEqual(check_terms(terms, "h")[0], [])
         early = [record(0.0, "a", 0, 0.0, 0.0), record(1.0, "a", 1, 1.0, 1.0)]
-        self.assertTrue(cl.check_terms(cl.history_terms(early), "h")[0])
+        self.assertTrue(check_terms(history_terms(early), "h")[0])
 
     def test_new_term_without_new_token(self):
         recs = [record(0.0, "a", 4, 0.0, 0.0), record(2.5, "b", 4, 2.5, 2.5)]
-        self.assertTrue(cl.check_history_tokens(recs))
+        self.assertTrue(check_history_tokens(recs))
 
     def test_release_ends_the_term(self):
         recs = [record(0.0, "a", 0, 0.0, 0.0), record(0.5, "", 0, None, 0.5),
                 record(0.51, "b", 1, 0.51, 0.51)]
-        terms = cl.history_terms(recs)
+        terms = history_terms(recs)
         self.assertAlmostEqual(terms[0].end, BASE + 0.5)
-        self.assertEqual(cl.check_terms(terms, "h")[0], [])
+        self.assertEqual(check_terms(terms, "h")[0], [])
 
 
 class Store(unittest.TestCase):
     def test_fenced_writes_and_audit(self):
         with tempfile.TemporaryDirectory() as d:
-            s = cl.FencedStore(Path(d) / "f.db")
+            s = FencedStore(Path(d) / "f.db")
             self.assertTrue(s.write(1, "a#0", "a"))
             self.assertTrue(s.write(1, "a#0", "a"))
             self.assertTrue(s.write(2, "b#0", "b"))
             self.assertFalse(s.write(1, "a#0", "a"))  # stale: fenced off
             rows = s.rows()
             s.close_thread()
-        terms = cl.history_terms([record(0, "a", 1, 0, 0), record(3, "b", 2, 3, 3)])
-        self.assertEqual(cl.check_store(rows, terms), [])
-        wrong = cl.history_terms([record(0, "c", 1, 0, 0), record(3, "b", 2, 3, 3)])
-        self.assertTrue(any("gave token 1" in f for f in cl.check_store(rows, wrong)))
+        terms = history_terms([record(0, "a", 1, 0, 0), record(3, "b", 2, 3, 3)])
+        self.assertEqual(check_store(rows, terms), [])
+        wrong = history_terms([record(0, "c", 1, 0, 0), record(3, "b", 2, 3, 3)])
+        self.assertTrue(any("gave token 1" in f for f in check_store(rows, wrong)))
 
 
 class Ports(unittest.TestCase):
     def test_ports_come_from_below_the_ephemeral_range(self):
         for _ in range(20):
-            self.assertLess(cl.pick_port(), cl._ephemeral_low())
+            self.assertLess(free_port(), ephemeral_low())
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""harness.Observer's safety check on synthetic samples: it must flag overlapping claims
-(including a restarted process against its previous life) and nothing else."""
+"""leasehold_testing's Observer, port picker, TcpProxy and AuditLog: the Observer's safety check
+on synthetic samples must flag overlapping claims (including a restarted process against its
+previous life) and nothing else; the proxy's faults and the audit counters do what RealEnv
+relies on."""
 import json
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -11,8 +12,8 @@ import unittest
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+from leasehold_testing import AuditLog, Failure, Observer, TcpProxy, free_port
+from leasehold_testing.ports import ephemeral_low
 
 BASE = 1796014755.0
 
@@ -36,7 +37,7 @@ def exited(t, who, rc):
 
 
 def observer(samples):
-    obs = harness.Observer([])
+    obs = Observer([])
     obs.samples = list(samples)
     return obs
 
@@ -49,7 +50,7 @@ class ObserverChecks(unittest.TestCase):
 
     def test_overlap_is_flagged(self):
         obs = observer([true(0.1, "a#0", 0, 1.6, 0.0), true(1.0, "b#0", 1, 2.5, 0.9)])
-        with self.assertRaisesRegex(harness.Failure, "claims overlap"):
+        with self.assertRaisesRegex(Failure, "claims overlap"):
             obs.check_safety()
 
     def test_a_kill_ends_the_claim_a_restart_is_a_new_incarnation(self):
@@ -59,22 +60,22 @@ class ObserverChecks(unittest.TestCase):
         ok.check_safety()
         # a#0 still claimed when a#1 started: a restart is checked like anybody else.
         bad = observer([true(0.1, "a#0", 0, 1.6, 0.0), true(0.9, "a#1", 1, 2.4, 0.8)])
-        with self.assertRaisesRegex(harness.Failure, "a#0 .* a#1"):
+        with self.assertRaisesRegex(Failure, "a#0 .* a#1"):
             bad.check_safety()
 
     def test_tokens_must_go_up(self):
         obs = observer([true(0.1, "a#0", 3, 1.6, 0.0), false(1.7, "a#0"),
                         true(2.0, "b#0", 3, 3.5, 1.9)])
-        with self.assertRaisesRegex(harness.Failure, "token did not go up"):
+        with self.assertRaisesRegex(Failure, "token did not go up"):
             obs.check_safety()
 
 
 class FreePort(unittest.TestCase):
     def test_ports_are_distinct_and_below_the_ephemeral_range(self):
         # The bench starts 26 sidecars (52 ports) in one process: random picks collided.
-        ports = [harness.free_port() for _ in range(300)]
+        ports = [free_port() for _ in range(300)]
         self.assertEqual(len(set(ports)), len(ports))
-        self.assertTrue(all(p < harness._ephemeral_low() for p in ports))
+        self.assertTrue(all(p < ephemeral_low() for p in ports))
 
 
 class EchoServer:
@@ -116,7 +117,7 @@ class EchoServer:
 class TcpProxyFaults(unittest.TestCase):
     def setUp(self):
         self.echo = EchoServer()
-        self.proxy = harness.TcpProxy(self.echo.port, name="test")
+        self.proxy = TcpProxy(self.echo.port, name="test")
 
     def tearDown(self):
         self.proxy.close()
@@ -190,7 +191,7 @@ class TcpProxyFaults(unittest.TestCase):
         self.assertEqual(self.echo.received[-1][1], b"last")
 
     def test_upstream_down_is_a_reset(self):
-        self.proxy.retarget(harness.free_port())  # nothing listens there
+        self.proxy.retarget(free_port())  # nothing listens there
         with self.assertRaises((ConnectionResetError, BrokenPipeError)):
             c = self.connect()  # the reset may even beat connect() back
             c.settimeout(2)
@@ -216,14 +217,14 @@ class AuditCounters(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "audit.log"
             path.write_text("\n".join(lines) + "\n" + '{"partial": ')
-            log = harness.AuditLog(path)
+            log = AuditLog(path)
             events = log.events()
-            self.assertEqual(harness.AuditLog.counters_of(events), {
+            self.assertEqual(AuditLog.counters_of(events), {
                 "a": {"update": 1, "watch": 2}, "b": {"get": 1, "watch": 1, "create": 1}})
-            self.assertEqual(harness.AuditLog.counters_of(events, by_resource=True)["b"],
+            self.assertEqual(AuditLog.counters_of(events, by_resource=True)["b"],
                              {"get:leases": 1, "watch:leases": 1, "create:events": 1})
             offset = len("\n".join(lines[:3])) + 1
-            self.assertEqual(harness.AuditLog.counters_of(log.events(offset)),
+            self.assertEqual(AuditLog.counters_of(log.events(offset)),
                              {"b": {"watch": 1, "create": 1}, "a": {"watch": 1}})
 
 

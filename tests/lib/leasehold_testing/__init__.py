@@ -1,0 +1,49 @@
+"""leasehold_testing: the Python test code every suite shares (integration, publish, drop-in,
+chaos, soak, load, deploy, bench, the golden capture). Python standard library only, except
+helm.py (PyYAML). Found through PYTHONPATH=<repository>/tests/lib: ctest sets it for every
+Python test (cmake/PythonTests.cmake); by hand, `export PYTHONPATH=$PWD/tests/lib` first.
+
+What a scenario file needs is here at the top (`from leasehold_testing import Env, Observer,
+check, ...`); the rest is imported from its module:
+
+  timings          the scaled D, R, P and their flags
+  checks           log, Failure, check, wait_for
+  ports            free_port: the one port picker (below the ephemeral range)
+  http_calls       http_get, http_request
+  kube_time        epoch: a Kubernetes MicroTime as seconds
+  sidecar          Sidecar: the one wrapper of a leasehold process; the_leader
+  observer         Observer: every sidecar's /leader sampled, claims checked for overlap
+  leader_sampler   LeaderClient, Sampler: the /leader sampler (keep-alive, one thread each)
+  incarnation      Incarnation: one process of a chaos/soak run (slot, identity, generation)
+  terms            the term and token checks of the chaos, soak and real runs (+ recheck)
+  lease_history    LeaseHistory: every version of a Lease, from a watch
+  fenced_store     FencedStore, FencedWriter: the fenced SQLite writes of a chaos run
+  proc             what /proc says about a process (RSS, fds, threads)
+  env              Env: the test API server with sidecars, faults through its control port
+  real_env         RealEnv: the same interface on the real kube-apiserver
+  control_plane    ControlPlane: the one wrapper of tests/realkube/start.sh
+  tcp_proxy        TcpProxy: partitions, resets and latency for one client of a real server
+  audit_log        AuditLog: kube-apiserver's audit log as events and counters
+  kubeconfig       write_kubeconfig
+  sidecar_host     SidecarHost: what Env and RealEnv share
+  helm             Helm: real helm in a private home (PyYAML)
+  scenario_runner  run_scenarios, real_options: the command line of every scenario file
+  paths            ROOT: the repository
+"""
+from .audit_log import AuditLog
+from .checks import Failure, check, log, wait_for
+from .control_plane import ControlPlane
+from .env import Env
+from .http_calls import http_get, http_request
+from .kubeconfig import write_kubeconfig
+from .observer import Observer
+from .ports import free_port
+from .real_env import RealEnv
+from .scenario_runner import real_options, run_scenarios
+from .sidecar import Sidecar, the_leader
+from .tcp_proxy import TcpProxy
+from .timings import TIMINGS, D, P, R
+
+__all__ = ["AuditLog", "ControlPlane", "D", "Env", "Failure", "Observer", "P", "R", "RealEnv",
+           "Sidecar", "TIMINGS", "TcpProxy", "check", "free_port", "http_get", "http_request",
+           "log", "real_options", "run_scenarios", "the_leader", "wait_for", "write_kubeconfig"]

@@ -1,0 +1,91 @@
+"""LeaseHistory: a watch on the Lease (as admin) that records every write the API server applied,
+resuming from the last resourceVersion when cut. It is the ground truth for terms and tokens,
+including terms the samplers could not see."""
+import http.client
+import json
+import ssl
+import threading
+import time
+
+
+class LeaseHistory(threading.Thread):
+    """Every version of one Lease as the API server applied it, from a watch (as admin) that
+    resumes from the last resourceVersion when the stream ends. `gap` is set if the server's
+    history window no longer had the versions needed to resume (the checks then say so)."""
+
+    def __init__(self, env, lease, namespace=None, port=None):
+        super().__init__(daemon=True)
+        self.env, self.lease = env, lease
+        self.ns = namespace or env.namespace
+        self.port = port or env.port  # RealEnv: a kube-apiserver, or a proxy in front of one
+        self.records = []  # (t_received, type, resourceVersion, spec)
+        self.rv = None
+        self.gap = False
+        self.stop_event = threading.Event()
+        self.sock = None
+        self.errors = []
+        self.ctx = ssl.create_default_context(cafile=str(env.ca_path))
+        self.token = env.tokens["admin"]
+        self.connected = threading.Event()
+        self.reconnects = 0
+
+    def _request(self, path, timeout):
+        conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx,
+                                           timeout=timeout)
+        conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
+        sock = conn.sock  # getresponse() drops it from conn when the answer says close
+        return conn, conn.getresponse(), sock
+
+    def run(self):
+        base = f"/apis/coordination.k8s.io/v1/namespaces/{self.ns}/leases"
+        sel = f"fieldSelector=metadata.name%3D{self.lease}"
+        while not self.stop_event.is_set():
+            try:
+                if self.rv is None:
+                    conn, resp, _ = self._request(f"{base}?{sel}", 5)
+                    body = json.loads(resp.read())
+                    conn.close()
+                    for item in body.get("items", []):
+                        self._add("LISTED", item)
+                    self.rv = body["metadata"]["resourceVersion"]
+                conn, resp, sock = self._request(
+                    f"{base}?watch=1&{sel}&resourceVersion={self.rv}&timeoutSeconds=3600", 5)
+                self.sock = sock
+                sock.settimeout(None)  # a stopped API server must not end the watch
+                if resp.status != 200:
+                    raise ValueError(f"watch answered {resp.status}")
+                self.connected.set()
+                while not self.stop_event.is_set():
+                    line = resp.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    if ev["type"] == "ERROR":
+                        self.gap = True  # 410: the versions in between are gone
+                        self.rv = None
+                        break
+                    if ev["type"] == "BOOKMARK":
+                        self.rv = ev["object"]["metadata"]["resourceVersion"]
+                        continue
+                    self._add(ev["type"], ev["object"])
+                conn.close()
+            except Exception as e:  # noqa: BLE001 - reconnect on anything, but say why
+                self.errors.append(repr(e))
+            if not self.stop_event.is_set():
+                self.reconnects += 1
+                self.stop_event.wait(0.05)
+
+    def _add(self, kind, obj):
+        rv = obj["metadata"]["resourceVersion"]
+        if self.records and int(rv) <= int(self.records[-1][2]):
+            return  # replayed
+        self.records.append((time.time(), kind, rv, obj.get("spec", {})))
+        self.rv = rv
+
+    def stop(self):
+        self.stop_event.set()
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(2)
+            except OSError:
+                pass

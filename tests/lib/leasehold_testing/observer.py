@@ -1,0 +1,140 @@
+"""The Observer: samples every sidecar's /leader and checks that no two claims overlap."""
+import threading
+import time
+
+from .checks import check
+
+
+class Observer:
+    """Samples every sidecar's /leader every ~10 ms and keeps claim intervals.
+
+    One thread per sidecar, so a SIGSTOPped one (whose requests hang until their timeout)
+    delays only its own samples. Each process a Sidecar runs is its own incarnation
+    ("name#0", "name#1" after a restart): a restarted process's claims are checked against its
+    previous life's like anybody else's.
+
+    A claim is an answer leader=true with validUntil V to a request sent at t0 and answered at
+    t1: the sidecar asserts leadership over [t0, V] (wall clock; all processes share this
+    machine's clock). Two claims by different incarnations must never overlap: we check the
+    claimed intervals, not only coincident samples, so a gap between samples cannot hide a
+    double claim.
+    """
+
+    def __init__(self, sidecars, interval=0.01):
+        self.interval = interval
+        self.samples = []  # (t0, t1, incarnation, status dict or None or {"exited": rc})
+        self.stop_event = threading.Event()
+        self.threads = []
+        self.generations = {}  # name -> [proc, ...] in start order
+        self.exited = set()    # incarnations whose exit is recorded
+        self.lock = threading.Lock()
+        self.running = False
+        self.sidecars = []
+        for s in sidecars:
+            self.add(s)
+
+    def __enter__(self):
+        self.running = True
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        for t in self.threads:
+            t.join()
+        for s in self.sidecars:  # a last look, so exits that just happened are recorded
+            self._record_exit(s)
+
+    def add(self, sidecar):
+        self.sidecars = self.sidecars + [sidecar]
+        t = threading.Thread(target=self._sample, args=(sidecar,), daemon=True)
+        self.threads.append(t)
+        if self.running:
+            t.start()
+
+    def _label(self, sidecar, proc):
+        with self.lock:
+            procs = self.generations.setdefault(sidecar.name, [])
+            if proc not in procs:
+                procs.append(proc)
+            return f"{sidecar.name}#{procs.index(proc)}"
+
+    def _record_exit(self, sidecar):
+        proc = sidecar.proc
+        if proc is None or proc.poll() is None:
+            return False
+        label = self._label(sidecar, proc)
+        with self.lock:
+            if label in self.exited:
+                return True
+            self.exited.add(label)
+            t = time.time()
+            self.samples.append((t, t, label, {"exited": proc.returncode}))
+        return True
+
+    def _sample(self, sidecar):
+        while not self.stop_event.is_set():
+            proc = sidecar.proc
+            if proc is not None and not self._record_exit(sidecar):
+                t0 = time.time()
+                st = sidecar.status()
+                self.samples.append((t0, time.time(), self._label(sidecar, proc), st))
+            self.stop_event.wait(self.interval)
+
+    def answers(self):
+        return [st for _, _, _, st in self.samples if st is not None and "exited" not in st]
+
+    @staticmethod
+    def _epoch(text):
+        from datetime import datetime, timezone
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=timezone.utc).timestamp()
+
+    def terms(self):
+        """Each incarnation's terms: [start, end, incarnation, token].
+
+        start: the term's acquireTime (written by the holder when it sent the acquisition: its
+        claim cannot begin earlier) or the first request that got leader=true, whichever is
+        earlier. end: the largest validUntil it answered, unless it later answered leader=false
+        or exited cleanly (a release): then the answer time of its last leader=true, before it
+        stopped claiming. A killed process claims nothing once dead.
+        """
+        terms = []
+        current = {}
+        for t0, t1, name, st in sorted(self.samples, key=lambda x: x[0]):
+            term = current.get(name)
+            if st and st.get("leader"):
+                token = st["fencingToken"]
+                vu = self._epoch(st["validUntil"])
+                if term and term[3] == token:
+                    term[1] = max(term[1], vu)
+                    term[4] = t1
+                    continue
+                start = min(t0, self._epoch(st["acquireTime"])) if st.get("acquireTime") else t0
+                term = [start, vu, name, token, t1]
+                current[name] = term
+                terms.append(term)
+            elif st is not None and "exited" in st and term:
+                term[1] = min(term[1], term[4] if st["exited"] == 0 else t0)
+                current.pop(name)
+            elif st is not None and term:
+                term[1] = min(term[1], term[4])  # answered false: it stopped before now
+                current.pop(name)
+        return [x[:4] for x in sorted(terms)]
+
+    def check_safety(self):
+        """No two incarnations claim at the same instant; tokens go up with each new term."""
+        terms = self.terms()
+        for i, b in enumerate(terms):
+            for a in terms[:i]:
+                if a[2] == b[2]:
+                    continue
+                check(b[0] >= a[1] - 0.001,  # validUntil is rounded to the microsecond
+                      f"claims overlap: {a[2]} (token {a[3]}) claimed until {a[1]:.3f} but "
+                      f"{b[2]} (token {b[3]}) from {b[0]:.3f}")
+                check(b[3] > a[3], f"token did not go up: {a[2]}={a[3]} then {b[2]}={b[3]}")
+        return terms
+
+    def leaders_now(self):
+        return [s for s in self.sidecars if s.alive() and s.leader()]

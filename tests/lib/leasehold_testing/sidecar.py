@@ -1,0 +1,88 @@
+"""One leasehold process (the Sidecar wrapper every suite starts sidecars through), and the
+wait for one leader that every sidecar agrees on."""
+import json
+import os
+import subprocess
+
+from .checks import wait_for
+from .http_calls import http_get
+from .ports import free_port
+from .timings import TIMINGS
+
+
+class Sidecar:
+    """One leasehold process in the env's namespace, authenticating as `user` (default: its
+    name). `timings` replaces the scaled TIMINGS (a list of the three flags and values)."""
+
+    def __init__(self, env, name, extra_args=(), user=None, kubeconfig=None, env_vars=None,
+                 lease="demo", timings=None):
+        self.env = env
+        self.name = name
+        self.port = free_port()
+        self.probe_port = free_port()
+        self.log_path = env.dir / f"{name}.log"
+        self.kubeconfig = kubeconfig or env.kubeconfig_for(user or name)
+        self.args = [env.sidecar_bin, "--lease-name", lease, "--lease-namespace", env.namespace,
+                     "--identity", name, "--kubeconfig", str(self.kubeconfig),
+                     "--http-address", f"127.0.0.1:{self.port}",
+                     "--probe-address", f"127.0.0.1:{self.probe_port}",
+                     "--log-format", "json", *(timings or TIMINGS), *extra_args]
+        self.env_vars = dict(os.environ, POD_NAME=name, POD_IP="127.0.0.1", **(env_vars or {}))
+        self.proc = None
+
+    def start(self):
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.args, stdout=self.logf, stderr=subprocess.STDOUT,
+                                     env=self.env_vars)
+        self.env.processes.append(self.proc)
+        wait_for(f"{self.name} to serve /leader", lambda: self.status() is not None, 10)
+        return self
+
+    def status(self):
+        code, body = http_get(self.port, "/leader", timeout=0.5)
+        if code != 200:
+            return None
+        return json.loads(body)
+
+    def leader(self):
+        s = self.status()
+        return bool(s and s["leader"])
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=10):
+        return self.proc.wait(timeout=timeout)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def logs(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_lines(self):
+        out = []
+        for line in self.logs().splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                out.append({"raw": line})
+        return out
+
+
+def the_leader(sidecars, timeout):
+    """Waits until exactly one live sidecar says leader and every live one names it as holder."""
+    def one():
+        live = [s for s in sidecars if s.alive()]
+        states = [(s, s.status()) for s in live]
+        leaders = [s for s, st in states if st and st["leader"]]
+        if len(leaders) != 1:
+            return None
+        holder = leaders[0].name
+        if all(st and st["holder"] == holder for _, st in states):
+            return leaders[0]
+        return None
+    return wait_for("one leader that everybody agrees on", one, timeout)
