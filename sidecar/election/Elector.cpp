@@ -1,5 +1,7 @@
 #include "election/Elector.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 
 namespace leasehold::election {
@@ -26,13 +28,21 @@ const char* toString(ElectorEvent::Kind k) {
 
 namespace {
 constexpr std::size_t kMaxUnconfirmed = 8;
+
+// Like client-go's NewLeaderElector: an elector with impossible timings or no identity is never
+// built. The configuration layer reports these to the user first; this is the last line.
+ElectorConfig checked(ElectorConfig config) {
+  if (auto problem = config.timings.validate()) throw std::invalid_argument(*problem);
+  if (config.identity.value.empty()) throw std::invalid_argument("the identity must not be empty");
+  return config;
 }
+}  // namespace
 
 Elector::Elector(time::Clock& clock, LeaseStore& store, ElectorConfig config,
                  std::function<double()> random01)
     : clock_(clock),
       store_(store),
-      config_(std::move(config)),
+      config_(checked(std::move(config))),
       random01_(std::move(random01)),
       wakeTimer_(clock.makeTimer([this] { step(); })),
       deadlineTimer_(clock.makeTimer([this] { onDeadline(); })) {}

@@ -56,6 +56,8 @@ struct ElectorConfig {
 class Elector : private LeaseObserver {
  public:
   // random01 returns uniform values in [0, 1) for jitter; injected for reproducible tests.
+  // Throws std::invalid_argument (ElectionTimings::validate's message) for impossible timings
+  // or an empty identity.
   Elector(time::Clock& clock, LeaseStore& store, ElectorConfig config,
           std::function<double()> random01);
   ~Elector() override;

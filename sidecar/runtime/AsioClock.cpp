@@ -76,7 +76,8 @@ time::MonoTime ClockScale::toScaled(time::MonoTime real) const {
 time::MonoTime ClockScale::toReal(time::MonoTime scaled) const {
   if (identity()) return scaled;
   const long double offset = static_cast<long double>((scaled - start_).count());
-  time::MonoTime real = start_ + time::Duration(static_cast<time::Duration::rep>(std::ceil(offset / rate_)));
+  time::MonoTime real =
+      start_ + time::Duration(static_cast<time::Duration::rep>(std::ceil(offset / rate_)));
   // Exact to the nanosecond despite floating point: the earliest real instant that maps to
   // at least `scaled` (each loop runs at most a step or two).
   while (toScaled(real) < scaled)

@@ -241,7 +241,8 @@ def bad_input(env):
 @scenario
 def watch_resume(env):
     """Watches rotate (timeoutSeconds), get cut and expire (410): followers resume, no polling."""
-    sidecars, leader = start(env, env_vars={"LEASEHOLD_WATCH_TIMEOUT_SECONDS": "1"})
+    sidecars, leader = start(
+        env, env_vars={"LEASEHOLD_TEST_HOOKS": "1", "LEASEHOLD_WATCH_TIMEOUT_SECONDS": "1"})
     followers = [s for s in sidecars if s is not leader]
     env.reset_counters()
     for _ in range(2):

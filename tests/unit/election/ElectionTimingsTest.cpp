@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "FakeClock.h"
+#include "MemoryLeaseStore.h"
+#include "election/Elector.h"
+
 namespace leasehold::election {
 namespace {
 
@@ -28,6 +34,37 @@ TEST_P(ElectionTimingsTest, Validates) {
   EXPECT_NE(error->find(c.expectInMessage), std::string::npos) << *error;
 }
 
+// The Elector checks the same rule when it is built (client-go's constructor does too): the
+// configuration layer is not the only thing standing between bad timings and a split brain.
+TEST_P(ElectionTimingsTest, TheElectorRefusesWhatValidateRefuses) {
+  const auto& c = GetParam();
+  FakeClock clock;
+  MemoryLeaseBackend backend;
+  MemoryLeaseStore store(backend, clock);
+  auto build = [&] {
+    Elector elector(clock, store, {Identity{"a"}, ElectionTimings{c.d, c.r, c.p, 1.2}},
+                    [] { return 0.5; });
+  };
+  if (!c.expectInMessage) {
+    EXPECT_NO_THROW(build());
+    return;
+  }
+  try {
+    build();
+    FAIL() << "built an Elector with impossible timings";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(c.expectInMessage), std::string::npos) << e.what();
+  }
+}
+
+TEST(ElectorConstruction, RefusesAnEmptyIdentity) {
+  FakeClock clock;
+  MemoryLeaseBackend backend;
+  MemoryLeaseStore store(backend, clock);
+  EXPECT_THROW(Elector(clock, store, {Identity{""}, ElectionTimings{}}, [] { return 0.5; }),
+               std::invalid_argument);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, ElectionTimingsTest,
     ::testing::Values(
@@ -42,33 +79,6 @@ INSTANTIATE_TEST_SUITE_P(
         TimingCase{"NegativePeriod", 15s, 10s, -1s, "--retry-period"},
         TimingCase{"FractionalDuration", 2500ms, 2s, 500ms, "whole number of seconds"}),
     [](const auto& info) { return std::string(info.param.name); });
-
-TEST(FormatTest, DurationsAndMicroTime) {
-  EXPECT_EQ(formatDuration(15s), "15s");
-  EXPECT_EQ(formatDuration(500ms), "500ms");
-  EXPECT_EQ(formatDuration(1500ms), "1.5s");
-  EXPECT_EQ(formatDuration(2min), "2m");
-  const WallTime t =
-      std::chrono::sys_days(std::chrono::year(2026) / 11 / 30) + 10h + 5min + 2s + 123456us;
-  EXPECT_EQ(formatMicroTime(t), "2026-11-30T10:05:02.123456Z");
-  EXPECT_EQ(formatMicroTime(WallTime(std::chrono::sys_days(std::chrono::year(1999) / 1 / 2))),
-            "1999-01-02T00:00:00.000000Z");
-}
-
-TEST(MicroTime, EdgesOfTheRepresentableRange) {
-  using std::chrono::sys_days;
-  using std::chrono::year;
-  EXPECT_EQ(formatMicroTime(WallTime{}), "1970-01-01T00:00:00.000000Z");
-  EXPECT_EQ(formatMicroTime(WallTime{} - 1us), "1969-12-31T23:59:59.999999Z");
-  EXPECT_EQ(formatMicroTime(WallTime(sys_days(year(0) / 1 / 1))), "0000-01-01T00:00:00.000000Z");
-  EXPECT_EQ(formatMicroTime(WallTime(sys_days(year(10000) / 1 / 1)) - 1us),
-            "9999-12-31T23:59:59.999999Z");
-  EXPECT_EQ(formatMicroTime(WallTime(sys_days(year(10000) / 1 / 1))),
-            "10000-01-01T00:00:00.000000Z");  // shown, but no MicroTime parses it
-  // Every microsecond digit lands where it belongs.
-  EXPECT_EQ(formatMicroTime(WallTime(sys_days(year(2026) / 12 / 31)) + 23h + 59min + 7s + 80901us),
-            "2026-12-31T23:59:07.080901Z");
-}
 
 }  // namespace
 }  // namespace leasehold::election

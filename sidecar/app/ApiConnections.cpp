@@ -1,0 +1,37 @@
+#include "app/ApiConnections.h"
+
+namespace leasehold::app {
+
+ApiConnections::ApiConnections(boost::asio::io_context& io, const cluster::RestConfig& rest,
+                               const std::string& userAgent, publish::Metrics& metrics,
+                               const log::Logger& logger)
+    : metrics_(metrics), logger_(logger), lease_(io, rest, userAgent), side_(io, rest, userAgent) {
+  for (kube::ApiClient* api : {&lease_, &side_}) {
+    api->setWarningHandler([this](const std::string& w) { logger_.warn(w); });
+  }
+  lease_.setRequestObserver([this](const std::string& verb, int code) {
+    observe(verb, code);
+    if (code != 0) answered_ = true;
+  });
+  side_.setRequestObserver([this](const std::string& verb, int code) { observe(verb, code); });
+}
+
+void ApiConnections::observe(const std::string& verb, int code) {
+  metrics_.apiRequest(verb, code);
+  int& last = lastCodeByVerb_[verb];
+  if ((code == 401 || code == 403) && last != code) {
+    logger_.warn("API request refused",
+                 {{"verb", verb},
+                  {"code", std::to_string(code)},
+                  {"hint", code == 401 ? "the credentials were not accepted"
+                                       : "the credentials lack a permission (RBAC)"}});
+  }
+  last = code;
+}
+
+void ApiConnections::shutdown() {
+  lease_.shutdown();
+  side_.shutdown();
+}
+
+}  // namespace leasehold::app

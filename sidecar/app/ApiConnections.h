@@ -1,0 +1,47 @@
+#pragma once
+// The sidecar's two connections to the API server, shared by every Lease it serves: one for
+// the Lease (renewals, reads, the watch) and one for everything else (Events, the pod label),
+// so that a request stuck on the second can never queue up in front of a renewal. Both report
+// every request to the metrics, and a verb that starts being refused (401/403) is logged once:
+// a follower's failed reads are not logged by the elector, and refused credentials must still
+// reach the operator.
+#include <map>
+#include <string>
+
+#include "cluster/RestConfig.h"
+#include "kube/ApiClient.h"
+#include "log/Logger.h"
+#include "publish/Metrics.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace leasehold::app {
+
+class ApiConnections {
+ public:
+  ApiConnections(boost::asio::io_context& io, const cluster::RestConfig& rest,
+                 const std::string& userAgent, publish::Metrics& metrics,
+                 const log::Logger& logger);
+  ApiConnections(const ApiConnections&) = delete;
+  ApiConnections& operator=(const ApiConnections&) = delete;
+
+  kube::ApiClient& lease() { return lease_; }
+  kube::ApiClient& side() { return side_; }
+  // /readyz: whether the Lease connection has had any answer from the server yet.
+  bool answered() const { return answered_; }
+  void shutdown();
+
+ private:
+  void observe(const std::string& verb, int code);
+
+  publish::Metrics& metrics_;
+  const log::Logger& logger_;
+  kube::ApiClient lease_;
+  kube::ApiClient side_;
+  std::map<std::string, int> lastCodeByVerb_;
+  bool answered_ = false;
+};
+
+}  // namespace leasehold::app

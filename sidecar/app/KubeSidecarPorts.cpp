@@ -1,0 +1,69 @@
+#include "app/KubeSidecarPorts.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <memory>
+
+#include "kube/EventRecorder.h"
+#include "kube/LeaseClient.h"
+#include "publish/StatusFile.h"
+#include "publish/StatusFileWriter.h"
+
+namespace leasehold::app {
+
+SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections& api,
+                                  time::Clock& clock, boost::asio::io_context& io,
+                                  const log::Logger& logger, std::function<double()> random01) {
+  SidecarPorts ports;
+  kube::LeaseClientOptions leaseOptions;
+  leaseOptions.requestDeadline = setup.requestDeadline;
+  leaseOptions.watchTimeoutSeconds = setup.watchTimeoutSeconds;
+  leaseOptions.onWatchProblem = [&logger](const std::string& what) { logger.warn(what); };
+  ports.store = std::make_unique<kube::LeaseClient>(
+      api.lease(), clock,
+      kube::LeaseTarget{setup.lease.name, setup.lease.ns, setup.podName, setup.podIp}, leaseOptions,
+      random01);
+
+  auto events = std::make_shared<kube::EventRecorder>(
+      api.side(), clock, kube::LeaseEventTarget{setup.lease.name, setup.lease.ns, setup.identity},
+      kube::EventRecorderOptions{16, setup.sideRequestDeadline});
+  events->setFailureHandler([&logger](const std::string& why) { logger.warn(why); });
+  ports.events = {[events](const auto& lease, std::string message) {
+                    events->record(lease, std::move(message));
+                  },
+                  [events](auto budget, auto done) { events->drain(budget, std::move(done)); }};
+
+  if (setup.podLabel) {
+    const auto& [key, pod] = *setup.podLabel;
+    auto labeler = std::make_shared<kube::PodLabeler>(
+        api.side(), clock, pod, key, random01,
+        kube::PodLabelerOptions{std::chrono::milliseconds(500), std::chrono::seconds(30),
+                                setup.sideRequestDeadline});
+    labeler->setFailureHandler([&logger](const std::string& why) { logger.warn(why); });
+    labeler->setAppliedHandler([&logger, key, pod](bool value) {
+      logger.info("pod label set", {{"pod", pod.ns + "/" + pod.name},
+                                    {"label", key + "=" + (value ? "true" : "false")}});
+    });
+    ports.podLabel = {
+        [labeler](bool leads) { labeler->set(leads); },
+        [labeler](auto budget, auto done) { labeler->drain(budget, std::move(done)); }};
+  }
+
+  if (!setup.statusFile.empty()) {
+    // Written off the loop (fsync on a slow volume must not delay a renewal): the writer's
+    // thread is the only one besides the loop.
+    auto file = std::make_shared<publish::StatusFile>(setup.statusFile);
+    auto writer = std::make_shared<publish::StatusFileWriter>(
+        [file](const std::string& content) { return file->write(content); },
+        [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
+    ports.statusFile = {file->path(),
+                        [writer](const std::string& content) { return writer->writeNow(content); },
+                        [writer](std::string content, auto outcome) {
+                          writer->write(std::move(content), std::move(outcome));
+                        },
+                        [writer](auto done) { writer->flush(std::move(done)); }};
+  }
+  return ports;
+}
+
+}  // namespace leasehold::app

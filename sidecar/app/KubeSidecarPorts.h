@@ -1,0 +1,43 @@
+#pragma once
+// The production ports of one Sidecar: its Lease through kube::LeaseClient (with the watch),
+// Kubernetes Events through kube::EventRecorder, --pod-label through kube::PodLabeler, and
+// --status-file through publish::StatusFileWriter (off the loop). Everything one Lease needs and
+// nothing shared: shard mode calls this once per Lease on the same ApiConnections.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "app/ApiConnections.h"
+#include "app/Sidecar.h"
+#include "kube/PodLabeler.h"
+#include "log/Logger.h"
+#include "time/Clock.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace leasehold::app {
+
+struct KubeSidecarSetup {
+  publish::LeaseName lease;
+  std::string identity;
+  std::string podName;  // POD_NAME (holder annotation), may be empty
+  std::string podIp;    // POD_IP (holder annotation), may be empty
+  // The renewal connection's requests end by this deadline (well inside R).
+  std::chrono::milliseconds requestDeadline{5000};
+  // Events and the pod label: their own deadline (they never delay a renewal).
+  std::chrono::milliseconds sideRequestDeadline{5000};
+  int watchTimeoutSeconds = 300;
+  // --pod-label: the label key and the pod; nullopt when not asked for.
+  std::optional<std::pair<std::string, kube::PodRef>> podLabel;
+  std::string statusFile;  // --status-file, empty for none
+};
+
+// The ports, except leadershipMayHaveChanged (the status server's, set by the caller). Status
+// file results are posted back to `io`; everything else runs on it.
+SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections& api,
+                                  time::Clock& clock, boost::asio::io_context& io,
+                                  const log::Logger& logger, std::function<double()> random01);
+
+}  // namespace leasehold::app
