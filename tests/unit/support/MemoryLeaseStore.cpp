@@ -73,7 +73,8 @@ void MemoryLeaseBackend::unsubscribe(std::uint64_t id) {
 // Runs callbacks at given instants on one clock, in (instant, submission) order.
 class MemoryLeaseStore::Scheduler {
  public:
-  explicit Scheduler(time::Clock& clock) : clock_(clock), timer_(clock.makeTimer([this] { run(); })) {}
+  explicit Scheduler(time::Clock& clock)
+      : clock_(clock), timer_(clock.makeTimer([this] { run(); })) {}
   time::Clock& clock() { return clock_; }
   void at(time::MonoTime when, std::function<void()> fn) {
     queue_.emplace(std::make_pair(when, seq_++), std::move(fn));
@@ -108,7 +109,8 @@ MemoryLeaseStore::~MemoryLeaseStore() {
   backend_.unsubscribe(subscription_);
 }
 
-void MemoryLeaseStore::failNext(int n, StoreStatus status, std::optional<time::Duration> retryAfter) {
+void MemoryLeaseStore::failNext(int n, StoreStatus status,
+                                std::optional<time::Duration> retryAfter) {
   failures_ = n;
   failureStatus_ = status;
   failureRetryAfter_ = retryAfter;

@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "time/Clock.h"
 #include "election/LeaseStore.h"
+#include "time/Clock.h"
 
 namespace leasehold::election {
 
@@ -49,7 +49,8 @@ class MemoryLeaseStore : public LeaseStore {
   // clientClock delivers answers and notifications (a paused process gets them late);
   // networkClock times the trip to the backend (the server keeps working while the client is
   // paused). Both may be the same clock.
-  MemoryLeaseStore(MemoryLeaseBackend& backend, time::Clock& clientClock, time::Clock& networkClock);
+  MemoryLeaseStore(MemoryLeaseBackend& backend, time::Clock& clientClock,
+                   time::Clock& networkClock);
   MemoryLeaseStore(MemoryLeaseBackend& backend, time::Clock& clock)
       : MemoryLeaseStore(backend, clock, clock) {}
   ~MemoryLeaseStore() override;
