@@ -1,3 +1,7 @@
+// Flags, environment and the YAML file into one validated Config (contract in ConfigLoader.h).
+// Why ~600 lines: one table of every setting (flag, variable, file key, parser, validation) and
+// the precedence rules over it; the parsers and checks that are not specific to this table live
+// in their own files (DurationParser, ListenAddress, KubernetesNameRules, Utf8, ConfigFile).
 #include "config/ConfigLoader.h"
 
 #include <unistd.h>

@@ -1,8 +1,11 @@
+// The Elector's algorithm (contract in Elector.h). Why one file of ~500 lines: acquire, renew,
+// step down, observe, release and the lost-answer bookkeeping all share the same few fields
+// (the last confirmed write, the writes in flight, the observation time); split, each piece
+// would need the others' invariants restated, and the safety argument reads best in one place.
 #include "election/Elector.h"
 
-#include <stdexcept>
-
 #include <algorithm>
+#include <stdexcept>
 
 namespace leasehold::election {
 

@@ -1,3 +1,7 @@
+// The status API's and the probes' HTTP/1.1 server (contract in HttpServer.h). Why ~650 lines:
+// the request parser, the connection's strict in-order state machine (keep-alive, pipelining,
+// limits, idle sweep) and the event-stream connections share one connection object and its
+// buffers; EventStream and HttpHeaders are already separate.
 #include "net/HttpServer.h"
 
 #include <boost/asio/io_context.hpp>

@@ -1,3 +1,8 @@
+// The HTTPS client to the API server (contract in HttpsClient.h). Why ~800 lines: one connection
+// object carries resolve, connect, TLS handshake with verification, request writing, the
+// response parser (content-length, chunked, close-delimited), streaming bodies, deadlines and
+// the one safe retry rule, which all act on the same socket and buffers; TLS setup is in
+// TlsClientContext and line splitting in LineSplitter.
 #include "net/HttpsClient.h"
 
 #include <boost/asio/connect.hpp>

@@ -1,7 +1,8 @@
 // The Sidecar's policy on FakeClock with the in-memory Lease: what each elector event fans out
 // to and in which order, the /healthz rule, POST /leader/release, and the shutdown sequence.
 // Every port is a fake that writes to one journal, so the order across ports is checked, and
-// fails the test on a call it does not expect.
+// fails the test on a call it does not expect. Long because the fan-out, the /healthz table and
+// the shutdown order are each a table of their own.
 #include "app/Sidecar.h"
 
 #include <fcntl.h>

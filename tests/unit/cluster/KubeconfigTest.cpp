@@ -1,3 +1,7 @@
+// Kubeconfig loading as kubectl does it: file merging and precedence, contexts, clusters, users,
+// certificates from files or data, exec plugins and in-file errors with the field path. Long
+// because each rule of the merge is its own table row or test, which is what makes a
+// regression name the rule it broke.
 #include "cluster/Kubeconfig.h"
 
 #include <gmock/gmock.h>

@@ -1,7 +1,8 @@
 // LeaseWatch (through LeaseClient::watch) on FakeApiClient and FakeClock: LIST then WATCH from
 // the list's resourceVersion, bookmarks, resuming from the last resourceVersion, 410 (as an
 // ERROR event and as a plain answer) -> relist, 401/403 -> polling for a minute, backoff, and
-// the randomised watch rotation.
+// the randomised watch rotation. Long because every transition of the watch's state machine
+// is its own scripted exchange.
 #include "kube/LeaseWatch.h"
 
 #include <gtest/gtest.h>
