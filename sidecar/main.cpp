@@ -56,6 +56,8 @@ std::chrono::milliseconds requestDeadline(const lh::election::ElectionTimings& t
 
 int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environment& env) {
   const lh::log::Logger logger = makeLogger(cfg);
+  const auto watchHook = lh::runtime::watchTimeoutHookFromEnvironment();
+  if (!watchHook.message.empty()) std::fprintf(stderr, "%s\n", watchHook.message.c_str());
   lh::cluster::KubeconfigOptions kubeconfig{cfg.kubeconfig, cfg.context};
   auto rest = lh::cluster::RestConfigLoader::load(kubeconfig, env);
   if (!rest) return fail(rest.message());
@@ -86,8 +88,6 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   setup.podIp = envOr(env, "POD_IP");
   setup.requestDeadline = requestDeadline(cfg.timings);
   setup.statusFile = cfg.statusFile;
-  const auto watchHook = lh::runtime::watchTimeoutHookFromEnvironment();
-  if (!watchHook.message.empty()) std::fprintf(stderr, "%s\n", watchHook.message.c_str());
   if (watchHook.seconds) setup.watchTimeoutSeconds = *watchHook.seconds;
   if (!cfg.podLabel.empty()) setup.podLabel = {{cfg.podLabel, {podNamespace, podName}}};
   auto ports = lh::app::makeKubeSidecarPorts(setup, api, clock, io, logger, random01);
