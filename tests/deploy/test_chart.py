@@ -29,6 +29,10 @@ flags      the leasehold binary accepts the rendered flags of every variant and 
 shell      shellcheck on the shell scripts inside the chart's and the manifests' containers.
 yamllint   yamllint --strict on every plain YAML file of the chart, manifests/ and examples/,
            and on every variant's `helm template --output-dir` files.
+
+Why ~670 lines in one file: eight checks of one chart that share its variants (VARIANTS, which
+test_helm_real.py imports too), the rendering and the object helpers; each check is a function
+of 20-80 lines, one ctest entry each. Running helm itself is leasehold_testing.helm.
 """
 import argparse
 import copy
@@ -44,21 +48,13 @@ import jsonschema
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from leasehold_testing import Failure, check  # noqa: E402
 from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, deep_merge  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELM_ONLY_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")
 SCHEMA_ERROR = "values don't meet the specifications of the schema"
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def by_kind(docs):

@@ -24,16 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from leasehold_testing import Failure, check
+
 GOAL_MB = 25.0
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 # --- Dockerfile parsing ----------------------------------------------------------------------

@@ -21,12 +21,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pgtemp  # noqa: E402
 from leasehold_testing import D, P, Env, Failure, check, log, the_leader, wait_for  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
+from leasehold_testing.proc import state as process_state  # noqa: E402
 
 POLLER = ROOT / "examples/poller/poller.py"
 WRITER = ROOT / "examples/fenced-writer/fenced_writer.py"
@@ -57,10 +57,7 @@ class App:
             return []
 
     def stopped(self):
-        try:
-            return Path(f"/proc/{self.proc.pid}/stat").read_text().split()[2] == "T"
-        except OSError:
-            return False
+        return process_state(self.proc.pid) == "T"
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)

@@ -49,6 +49,11 @@ Scenario (the chart's timings, D=15s R=10s P=2s):
 Every container and network it made is removed at the end, also on failure (and ones left by a
 run that was killed are removed by the next run). Needs root (nsenter), docker, and
 build/realkube/bin/{kube-apiserver,etcd,helm} (tests/realkube/build.sh).
+
+Why ~640 lines in one file: one scenario whose parts only it uses, the image build and size,
+the translation of the pod spec into docker flags (which must fail on any field it does not
+know), the containers with their network and token, and the four steps above; the control plane,
+helm and the HTTP calls are leasehold_testing's.
 """
 import argparse
 import json

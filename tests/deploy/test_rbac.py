@@ -30,7 +30,7 @@ import time
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from leasehold_testing import (D, P, TIMINGS, Env, Sidecar, check, http_get, log,  # noqa: E402
+from leasehold_testing import (D, P, TIMINGS, Env, Sidecar, check, log,  # noqa: E402
                                run_scenarios, the_leader, wait_for)
 from leasehold_testing.helm import Helm  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
@@ -99,16 +99,11 @@ class ManifestSidecar(Sidecar):
 TIMINGS_EQ = [f"{TIMINGS[i]}={TIMINGS[i + 1]}" for i in range(0, len(TIMINGS), 2)]
 
 
-def metrics(s):
-    code, body = http_get(s.probe_port, "/metrics", timeout=1.0)
-    return body if code == 200 else ""
-
-
 def forbidden(sidecars, cached):
     """{sidecar: [metric lines with code 403]} plus log lines that mention 403/forbidden."""
     found = {}
     for s in sidecars:
-        text = metrics(s) if s.alive() else cached.get(s.name, "")
+        text = s.metrics() if s.alive() else cached.get(s.name, "")
         cached[s.name] = text or cached.get(s.name, "")
         lines = [ln for ln in cached[s.name].splitlines()
                  if ln.startswith("leasehold_api_requests_total") and 'code="403"' in ln
@@ -132,7 +127,7 @@ def start(env, docs, n=3, extra=()):
 def scrape_all(sidecars, cached):
     for s in sidecars:
         if s.alive():
-            cached[s.name] = metrics(s) or cached.get(s.name, "")
+            cached[s.name] = s.metrics() or cached.get(s.name, "")
 
 
 def run_election(env, sidecars, cached):

@@ -22,6 +22,7 @@ import time
 
 from leasehold_testing import (D, P, Observer, check, http_get, log, run_scenarios, the_leader,
                                wait_for)
+from leasehold_testing.kube_time import epoch
 
 SCENARIOS = {}
 TTL = 2.0  # --ttl=2s: D=2s, R=1s, P=500ms by contrib's rule
@@ -195,7 +196,7 @@ def contrib_client_handover(env):
         check(st["leader"] and st["fencingToken"] == second_token + 1,
               f"the new term's token is one more: {st}")
         # From the new term's start, the stopped replica's app never said it led.
-        acquired = Observer._epoch(st["acquireTime"])
+        acquired = epoch(st["acquireTime"])
         late = apps[second.name].leads_after(acquired)
         check(not late, f"{second.name}'s app still led after {third.name} acquired: {late}")
         time.sleep(0.3)
@@ -236,7 +237,7 @@ def contrib_client_partition(env):
             f"the cut (R={TTL / 2:g}s)")
         others = [s for s in sidecars if s is not leader]
         new = the_apps_agree([apps[s.name] for s in others], others, cut_at, TTL + 5)
-        acquired = Observer._epoch(new.status()["acquireTime"])
+        acquired = epoch(new.status()["acquireTime"])
         check(stopped[1] < acquired,
               f"{leader.name}'s app stopped ({stopped[1]:.3f}) before {new.name} acquired "
               f"({acquired:.3f})")

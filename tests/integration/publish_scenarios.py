@@ -8,19 +8,24 @@ label, configuration and the logs.
 
 Same harness and scaled timings as scenarios.py (D=2s, R=1.5s, P=0.3s); --real as there. Each
 scenario prints what it measured.
+
+Why ~700 lines in one file: it is a list of ten independent scenarios (20-90 lines each, one
+ctest entry each) about one subject, what the sidecar publishes; the code they share (the SSE
+client, the metrics parser, the processes) is in leasehold_testing, so the length grows with the
+number of scenarios, not with what a reader must hold in mind at once.
 """
 import json
 import re
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
-from datetime import datetime, timezone
 
 from leasehold_testing import (D, P, R, Observer, check, free_port, http_get, http_request,
                                log, real_options, run_scenarios, the_leader, wait_for)
+from leasehold_testing.event_stream import SseClient
+from leasehold_testing.kube_time import epoch
+from leasehold_testing.metrics import parse as parse_metrics
 from scenarios import start
 
 SCENARIOS = {}
@@ -33,88 +38,6 @@ def scenario(server_args=()):
         SERVER_ARGS[fn.__name__] = list(server_args)
         return fn
     return register
-
-
-def epoch(text):
-    """MicroTime -> seconds since the epoch."""
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=timezone.utc).timestamp()
-
-
-class SseClient:
-    """GET /leader/watch on a raw socket, read in a thread: every event and comment with the
-    local time it arrived, and whether/when the server closed the stream."""
-
-    def __init__(self, port, path="/leader/watch"):
-        self.events = []    # (time, dict)
-        self.comments = []  # (time, text)
-        self.status_line = None
-        self.headers = {}
-        self.opened_at = time.time()
-        self.closed_at = None
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n"
-                          "Accept: text/event-stream\r\n\r\n".encode())
-        self.sock.settimeout(None)
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        buf = b""
-        data_lines = []
-        head_done = False
-        while True:
-            try:
-                chunk = self.sock.recv(65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.closed_at = time.time()
-                return
-            buf += chunk
-            if not head_done:
-                if b"\r\n\r\n" not in buf:
-                    continue
-                head, buf = buf.split(b"\r\n\r\n", 1)
-                lines = head.decode().split("\r\n")
-                self.status_line = lines[0]
-                for line in lines[1:]:
-                    k, _, v = line.partition(":")
-                    self.headers[k.strip().lower()] = v.strip()
-                head_done = True
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                text = line.decode().rstrip("\r")
-                now = time.time()
-                if text.startswith(":"):
-                    with self.lock:
-                        self.comments.append((now, text[1:].strip()))
-                elif text.startswith("data:"):
-                    data_lines.append(text[5:].lstrip(" "))
-                elif text == "" and data_lines:
-                    with self.lock:
-                        self.events.append((now, json.loads("\n".join(data_lines))))
-                    data_lines = []
-
-    def snapshot(self):
-        with self.lock:
-            return list(self.events)
-
-    def wait_event(self, what, pred, timeout, after=0):
-        """The first event (time, dict) with index >= after that satisfies pred."""
-        def found():
-            for i, (t, ev) in enumerate(self.snapshot()):
-                if i >= after and pred(ev):
-                    return (t, ev)
-            return None
-        return wait_for(what, found, timeout, interval=0.005)
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
 
 # ---- GET /leader/watch ------------------------------------------------------------------------
@@ -362,14 +285,13 @@ METRIC_NAMES = ["leasehold_is_leader", "leasehold_fencing_token", "leasehold_lea
 
 
 def metrics_of(s):
-    code, text = http_get(s.probe_port, "/metrics")
-    check(code == 200, f"{s.name} /metrics: {code}")
+    text = s.metrics()
+    check(text, f"{s.name} /metrics did not answer 200")
     return text
 
 
 def sample(text, name):
-    m = re.search(r"^" + re.escape(name) + r" (\S+)$", text, re.M)
-    return float(m.group(1)) if m else None
+    return parse_metrics(text).get(name)
 
 
 @scenario()

@@ -20,6 +20,9 @@ rbac_is_enforced        the 403 check can fail: --pod-label without the chart's 
 Same harness as scenarios.py: RealEnv (each sidecar its own ServiceAccount with the chart's Role,
 its own TCP proxy), Observer.check_safety on every run, and the Lease's history (a watch as admin,
 leasehold_testing.lease_history) where the scenario is about what the server applied.
+
+A little over 400 lines: five independent scenarios of 40-100 lines each (ctest groups them in
+two entries, each on one control plane); the shared code is in leasehold_testing.
 """
 import os
 import random

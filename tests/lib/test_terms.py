@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from leasehold_testing.fenced_store import FencedStore
-from leasehold_testing.ports import ephemeral_low, free_port
 from leasehold_testing.terms import (check_history_tokens, check_store, check_terms,
                                      history_terms, own_end, sampled_terms)
 from leasehold_testing.timings import R
@@ -171,12 +170,6 @@ class Store(unittest.TestCase):
         self.assertEqual(check_store(rows, terms), [])
         wrong = history_terms([record(0, "c", 1, 0, 0), record(3, "b", 2, 3, 3)])
         self.assertTrue(any("gave token 1" in f for f in check_store(rows, wrong)))
-
-
-class Ports(unittest.TestCase):
-    def test_ports_come_from_below_the_ephemeral_range(self):
-        for _ in range(20):
-            self.assertLess(free_port(), ephemeral_low())
 
 
 if __name__ == "__main__":

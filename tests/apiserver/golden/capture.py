@@ -14,6 +14,8 @@ Usage: capture.py [--from DIR] [--out DIR] [--only GLOB]... [--keep DIR] [--chec
   --out   where the captures go (default: this directory); README.md's "Captured" line is updated there
   --check capture nothing: replay the captures against a fresh real control plane (exit 1 on a difference)
 Binaries: those tests/realkube/start.sh uses (build them with tests/realkube/build.sh).
+About 400 lines: the capture loop plus the two cases only a capture can set up; the case table and
+the placeholder rules are replay.py's (imported), the control plane is leasehold_testing's.
 Python 3.11 standard library and the tests' leasehold_testing package (PYTHONPATH=tests/lib, as ctest
 sets it); kubectl and openssl on PATH, like start.sh.
 """

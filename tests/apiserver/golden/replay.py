@@ -4,6 +4,10 @@
 Python 3.11 standard library only.  See the 'Replaying' section of README.md for usage and rules.
 The placeholder rules live here twice, as matchers (compare: golden -> actual) and as the normaliser
 (normalise: a real response -> golden text) that capture.py uses, so both sides cannot drift apart.
+
+Why ~900 lines in one file: it is the one copy of everything a capture means (the case table, the
+setups, the placeholder rules as matcher and normaliser, the watch handling), which capture.py
+imports rather than repeats; the parts change together whenever a capture's rules change.
 """
 import argparse
 import fnmatch

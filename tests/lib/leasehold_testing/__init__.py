@@ -11,14 +11,20 @@ check, ...`); the rest is imported from its module:
   ports            free_port: the one port picker (below the ephemeral range)
   http_calls       http_get, http_request
   kube_time        epoch: a Kubernetes MicroTime as seconds
-  sidecar          Sidecar: the one wrapper of a leasehold process; the_leader
+  sidecar          Sidecar: the one wrapper of a leasehold process (start, signals, kill,
+                   reap, /leader, /metrics, logs); the_leader
   observer         Observer: every sidecar's /leader sampled, claims checked for overlap
-  leader_sampler   LeaderClient, Sampler: the /leader sampler (keep-alive, one thread each)
-  incarnation      Incarnation: one process of a chaos/soak run (slot, identity, generation)
+  leader_sampler   LeaderClient, Sampler: the one /leader sampler (keep-alive, one thread per
+                   sidecar; the Observer's, the chaos and soak runs', the bench's polls)
+  incarnation      Incarnation: a Sidecar with a chaos/soak run's bookkeeping (slot, identity,
+                   generation, samples)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
   lease_history    LeaseHistory: every version of a Lease, from a watch
   fenced_store     FencedStore, FencedWriter: the fenced SQLite writes of a chaos run
-  proc             what /proc says about a process (RSS, fds, threads)
+  proc             the one /proc sampler: footprint (RSS, threads, fds), CPU time, state
+  wrk              the one wrk runner and its report as numbers
+  metrics          /metrics (Prometheus text) as numbers
+  event_stream     GET /leader/watch read as the main container reads it (SseClient)
   env              Env: the test API server with sidecars, faults through its control port
   real_env         RealEnv: the same interface on the real kube-apiserver
   control_plane    ControlPlane: the one wrapper of tests/realkube/start.sh

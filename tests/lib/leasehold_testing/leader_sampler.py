@@ -8,12 +8,14 @@ import time
 
 
 class LeaderClient:
-    """GET /leader on a keep-alive connection; reconnects after any error."""
+    """GET /leader on a keep-alive connection (cheaper than a connect per request, so the
+    bench can poll every millisecond); reconnects after any error."""
 
     def __init__(self, port, timeout=0.25):
         self.port, self.timeout, self.conn = port, timeout, None
 
     def get(self):
+        """The status dict, or None when nothing (or no 200) answered."""
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
@@ -34,25 +36,42 @@ class LeaderClient:
 
 
 class Sampler(threading.Thread):
-    def __init__(self, inc, interval=0.01):
+    """Asks one sidecar's /leader every `interval` seconds over a LeaderClient and hands each
+    outcome to `record(sidecar, proc, t0, t1, status)`: the status dict (request sent at t0,
+    answered at t1), None when nothing or no 200 answered, and {"exited": rc} once per process
+    when it has exited. With `follow` it goes on with the sidecar's next process (a Sidecar
+    started again, as the Observer's are); without, it stops at the exit (an Incarnation is one
+    process). The default `record` keeps an Incarnation's `samples` and `latest`."""
+
+    def __init__(self, sidecar, interval=0.01, record=None, follow=False, timeout=0.25):
         super().__init__(daemon=True)
-        self.inc, self.interval = inc, interval
+        self.sidecar, self.interval, self.follow = sidecar, interval, follow
+        self.record = record or self.keep
         self.stop_event = threading.Event()
-        self.client = LeaderClient(inc.port)
+        self.client = LeaderClient(sidecar.port, timeout)
+
+    @staticmethod
+    def keep(inc, proc, t0, t1, st):
+        inc.samples.append((t0, t1, st))
+        if st is not None and "exited" not in st:
+            inc.latest = st
 
     def run(self):
-        inc = self.inc
+        done = None  # the process whose exit is recorded
         while not self.stop_event.is_set():
-            rc = inc.proc.poll()
-            if rc is not None:
-                t = time.time()
-                inc.samples.append((t, t, {"exited": rc}))
-                break
-            t0 = time.time()
-            st = self.client.get()
-            inc.samples.append((t0, time.time(), st))
-            if st is not None:
-                inc.latest = st
+            proc = self.sidecar.proc
+            if proc is not None and proc is not done:
+                rc = proc.poll()
+                if rc is not None:
+                    t = time.time()
+                    self.record(self.sidecar, proc, t, t, {"exited": rc})
+                    done = proc
+                    if not self.follow:
+                        break
+                else:
+                    t0 = time.time()
+                    st = self.client.get()
+                    self.record(self.sidecar, proc, t0, time.time(), st)
             self.stop_event.wait(self.interval)
         self.client.close()
 

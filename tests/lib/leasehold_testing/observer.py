@@ -3,12 +3,15 @@ import threading
 import time
 
 from .checks import check
+from .kube_time import epoch
+from .leader_sampler import Sampler
 
 
 class Observer:
     """Samples every sidecar's /leader every ~10 ms and keeps claim intervals.
 
-    One thread per sidecar, so a SIGSTOPped one (whose requests hang until their timeout)
+    One Sampler thread per sidecar (leader_sampler: keep-alive, 0.5 s timeout, on to the next
+    process after a restart), so a SIGSTOPped one (whose requests hang until their timeout)
     delays only its own samples. Each process a Sidecar runs is its own incarnation
     ("name#0", "name#1" after a restart): a restarted process's claims are checked against its
     previous life's like anybody else's.
@@ -23,8 +26,7 @@ class Observer:
     def __init__(self, sidecars, interval=0.01):
         self.interval = interval
         self.samples = []  # (t0, t1, incarnation, status dict or None or {"exited": rc})
-        self.stop_event = threading.Event()
-        self.threads = []
+        self.samplers = []
         self.generations = {}  # name -> [proc, ...] in start order
         self.exited = set()    # incarnations whose exit is recorded
         self.lock = threading.Lock()
@@ -35,23 +37,27 @@ class Observer:
 
     def __enter__(self):
         self.running = True
-        for t in self.threads:
-            t.start()
+        for s in self.samplers:
+            s.start()
         return self
 
     def __exit__(self, *exc):
-        self.stop_event.set()
-        for t in self.threads:
-            t.join()
+        for s in self.samplers:
+            s.stop()
+        for s in self.samplers:
+            s.join()
         for s in self.sidecars:  # a last look, so exits that just happened are recorded
-            self._record_exit(s)
+            proc = s.proc
+            if proc is not None and proc.poll() is not None:
+                t = time.time()
+                self._record(s, proc, t, t, {"exited": proc.returncode})
 
     def add(self, sidecar):
         self.sidecars = self.sidecars + [sidecar]
-        t = threading.Thread(target=self._sample, args=(sidecar,), daemon=True)
-        self.threads.append(t)
+        sampler = Sampler(sidecar, self.interval, record=self._record, follow=True, timeout=0.5)
+        self.samplers.append(sampler)
         if self.running:
-            t.start()
+            sampler.start()
 
     def _label(self, sidecar, proc):
         with self.lock:
@@ -60,36 +66,17 @@ class Observer:
                 procs.append(proc)
             return f"{sidecar.name}#{procs.index(proc)}"
 
-    def _record_exit(self, sidecar):
-        proc = sidecar.proc
-        if proc is None or proc.poll() is None:
-            return False
+    def _record(self, sidecar, proc, t0, t1, st):
         label = self._label(sidecar, proc)
         with self.lock:
-            if label in self.exited:
-                return True
-            self.exited.add(label)
-            t = time.time()
-            self.samples.append((t, t, label, {"exited": proc.returncode}))
-        return True
-
-    def _sample(self, sidecar):
-        while not self.stop_event.is_set():
-            proc = sidecar.proc
-            if proc is not None and not self._record_exit(sidecar):
-                t0 = time.time()
-                st = sidecar.status()
-                self.samples.append((t0, time.time(), self._label(sidecar, proc), st))
-            self.stop_event.wait(self.interval)
+            if st is not None and "exited" in st:
+                if label in self.exited:
+                    return
+                self.exited.add(label)
+            self.samples.append((t0, t1, label, st))
 
     def answers(self):
         return [st for _, _, _, st in self.samples if st is not None and "exited" not in st]
-
-    @staticmethod
-    def _epoch(text):
-        from datetime import datetime, timezone
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-            tzinfo=timezone.utc).timestamp()
 
     def terms(self):
         """Each incarnation's terms: [start, end, incarnation, token].
@@ -106,12 +93,12 @@ class Observer:
             term = current.get(name)
             if st and st.get("leader"):
                 token = st["fencingToken"]
-                vu = self._epoch(st["validUntil"])
+                vu = epoch(st["validUntil"])
                 if term and term[3] == token:
                     term[1] = max(term[1], vu)
                     term[4] = t1
                     continue
-                start = min(t0, self._epoch(st["acquireTime"])) if st.get("acquireTime") else t0
+                start = min(t0, epoch(st["acquireTime"])) if st.get("acquireTime") else t0
                 term = [start, vu, name, token, t1]
                 current[name] = term
                 terms.append(term)

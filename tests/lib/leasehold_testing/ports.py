@@ -40,4 +40,3 @@ def free_port():
                 except OSError:
                     continue
     raise OSError(f"no free port in [{low}, {high})")
-

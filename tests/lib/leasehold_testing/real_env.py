@@ -9,8 +9,8 @@ from pathlib import Path
 from .audit_log import AuditLog
 from .checks import Failure, check, wait_for
 from .control_plane import ControlPlane
+from .kube_time import epoch
 from .kubeconfig import write_kubeconfig
-from .observer import Observer
 from .sidecar_host import SidecarHost
 from .tcp_proxy import TcpProxy
 
@@ -316,7 +316,7 @@ class RealEnv(SidecarHost):
         without its Role ("... not found"). The same requests recur outside those windows, so a
         rule the chart lacks is still caught."""
         user = e["user"]["username"].rsplit(":", 1)[-1]
-        t = Observer._epoch(e["requestReceivedTimestamp"])
+        t = epoch(e["requestReceivedTimestamp"])
         return self.plane.was_starting(self.routes.get(user, "apiserver"), t)
 
     @staticmethod

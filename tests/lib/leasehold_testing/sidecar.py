@@ -2,7 +2,9 @@
 wait for one leader that every sidecar agrees on."""
 import json
 import os
+import signal
 import subprocess
+from pathlib import Path
 
 from .checks import wait_for
 from .http_calls import http_get
@@ -12,15 +14,18 @@ from .timings import TIMINGS
 
 class Sidecar:
     """One leasehold process in the env's namespace, authenticating as `user` (default: its
-    name). `timings` replaces the scaled TIMINGS (a list of the three flags and values)."""
+    name); the one wrapper of a sidecar process every suite uses (subclasses replace `args`:
+    the bench's client-go elector, the drop-in and manifest command lines; Incarnation adds a
+    chaos run's bookkeeping). `timings` replaces the scaled TIMINGS (the three flags and their
+    values); `log_path` is where its output goes (default: <env dir>/<name>.log)."""
 
     def __init__(self, env, name, extra_args=(), user=None, kubeconfig=None, env_vars=None,
-                 lease="demo", timings=None):
+                 lease="demo", timings=None, log_path=None):
         self.env = env
         self.name = name
         self.port = free_port()
         self.probe_port = free_port()
-        self.log_path = env.dir / f"{name}.log"
+        self.log_path = Path(log_path) if log_path else env.dir / f"{name}.log"
         self.kubeconfig = kubeconfig or env.kubeconfig_for(user or name)
         self.args = [env.sidecar_bin, "--lease-name", lease, "--lease-namespace", env.namespace,
                      "--identity", name, "--kubeconfig", str(self.kubeconfig),
@@ -29,13 +34,18 @@ class Sidecar:
                      "--log-format", "json", *(timings or TIMINGS), *extra_args]
         self.env_vars = dict(os.environ, POD_NAME=name, POD_IP="127.0.0.1", **(env_vars or {}))
         self.proc = None
+        self.logf = None
 
-    def start(self):
+    def start(self, wait=True):
+        """Starts the process (again, after it ended: same ports and log); with wait, returns
+        once it answers /leader (else at once: the chaos samplers cope with a process that does
+        not answer yet)."""
         self.logf = open(self.log_path, "ab")
         self.proc = subprocess.Popen(self.args, stdout=self.logf, stderr=subprocess.STDOUT,
                                      env=self.env_vars)
         self.env.processes.append(self.proc)
-        wait_for(f"{self.name} to serve /leader", lambda: self.status() is not None, 10)
+        if wait:
+            wait_for(f"{self.name} to serve /leader", lambda: self.status() is not None, 10)
         return self
 
     def status(self):
@@ -48,11 +58,47 @@ class Sidecar:
         s = self.status()
         return bool(s and s["leader"])
 
+    def metrics(self, timeout=1.0):
+        """GET /metrics on the probe port: the text, or "" when it did not answer 200
+        (metrics.parse makes numbers of it)."""
+        code, body = http_get(self.probe_port, "/metrics", timeout=timeout)
+        return body if code == 200 else ""
+
     def signal(self, sig):
-        self.proc.send_signal(sig)
+        """Sends `sig` if the process is alive; returns whether it was sent."""
+        if self.alive():
+            try:
+                self.proc.send_signal(sig)
+                return True
+            except OSError:
+                pass
+        return False
+
+    def kill(self):
+        """kill -9 (a stopped process too)."""
+        if self.alive():
+            self.signal(signal.SIGCONT)
+            self.proc.kill()
 
     def wait(self, timeout=10):
         return self.proc.wait(timeout=timeout)
+
+    def reap(self, timeout=5):
+        """Waits for the exit (kill -9 after `timeout`), forgets the process and closes its log;
+        returns the exit code (None if it never started)."""
+        if self.proc is None:
+            return None
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        if self.proc in self.env.processes:
+            self.env.processes.remove(self.proc)
+        if self.logf:
+            self.logf.close()
+            self.logf = None
+        return rc
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

@@ -228,4 +228,3 @@ def recheck(path):
     if not data.get("history_gap"):
         failures += check_terms(hterms, "lease history")[0]
     return failures + check_history_tokens(records)
-
