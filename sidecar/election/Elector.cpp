@@ -184,7 +184,15 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
   observed_ = record;
   observedAt_ = now;
 
-  if (!isOwnRecord(*record)) {
+  if (!isOwnRecord(*record) && lastOwn_ && record->heldBy(config_.identity) &&
+      lastOwn_->record.sameSpec(*record)) {
+    // Our last confirmed write with only its metadata changed (kubectl annotate or label, a
+    // handover request): nobody else wrote the spec, so it is still our term and its deadline
+    // still counts from our write. Also after a 409 that such a change caused.
+    own_ = OwnTerm{*record, lastOwn_->sentAt};
+    lastOwn_ = own_;
+    deadlineTimer_->armAt(own_->sentAt + config_.timings.renewDeadline);
+  } else if (!isOwnRecord(*record)) {
     // Is it a write of ours whose answer we have not seen (in flight, or lost)? The earliest
     // matching send time is the conservative start of its deadline.
     auto match = unconfirmed_.end();
@@ -198,6 +206,7 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
     }
     if (match != unconfirmed_.end()) {
       own_ = OwnTerm{*record, match->sentAt};
+      lastOwn_ = own_;
       unconfirmed_.erase(unconfirmed_.begin(), match + 1);
       deadlineTimer_->armAt(own_->sentAt + config_.timings.renewDeadline);
     } else {
@@ -385,6 +394,7 @@ void Elector::confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acq
   observedKnown_ = true;
   observed_ = record;
   own_ = OwnTerm{record, sentAt};
+  lastOwn_ = own_;
   lastHolder_ = record.holderIdentity;
   // Entries sent before this one can no longer land: their CAS condition is gone.
   while (!unconfirmed_.empty() && unconfirmed_.front().sentAt <= sentAt)

@@ -140,6 +140,9 @@ class Elector : private LeaseObserver {
   std::optional<LeaseRecord> observed_;
   time::MonoTime observedAt_{};
   std::optional<OwnTerm> own_;
+  // The last write of ours the store confirmed, kept when own_ is dropped (a 409): a record read
+  // later with the same spec is still that term (only its metadata changed).
+  std::optional<OwnTerm> lastOwn_;
   // Writes whose outcome is not known yet (in flight, or answered with a transient error: the
   // store may have applied them). A record read back that matches one is ours, confirmed as of
   // that write's send time, which is still a safe start for the deadline.

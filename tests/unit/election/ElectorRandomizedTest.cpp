@@ -1,5 +1,6 @@
 // Five electors on one in-memory Lease under random latency, failures, lost answers, partitions,
-// broken watches, process pauses, kills, releases and whole-host clock jumps. After every step:
+// broken watches, process pauses, kills, releases, metadata-only edits of the Lease and
+// whole-host clock jumps. After every step:
 // no two replicas claim at the same instant, claim intervals of different terms never overlap,
 // and tokens only go up. The seed is printed; LEASEHOLD_SEED=<n> replays one.
 #include <gtest/gtest.h>
@@ -187,8 +188,14 @@ class Simulation {
   void act() {
     const int r = pick(100);
     Node& n = nodes_[pick(static_cast<int>(nodes_.size()))];
-    if (r < 55) {
+    if (r < 54) {
       clock_.advance(upTo(400ms));
+    } else if (r < 55) {
+      // Somebody edits the Lease's metadata only (kubectl label/annotate): never a new term.
+      if (auto current = backend_.current()) {
+        current->opaque = R"({"metadata":{"labels":{"edit":")" + std::to_string(++edits_) + "\"}}}";
+        backend_.put(*current);
+      }
     } else if (r < 75) {
       clock_.advance(upTo(30ms));
     } else if (r < 80) {
@@ -310,6 +317,7 @@ class Simulation {
   std::mt19937_64 rng_;
   FakeClock clock_;
   MemoryLeaseBackend backend_;
+  int edits_ = 0;
   ElectionTimings timings_{15s, 10s, 2s, 1.2};
   std::vector<Node> nodes_;
   std::vector<Term> terms_;

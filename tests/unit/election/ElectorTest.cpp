@@ -25,6 +25,63 @@ TEST_F(ElectorTest, FirstAcquisitionCreatesTheLeaseWithTokenZero) {
   EXPECT_TRUE(a->saw(Kind::kAcquired));
 }
 
+// kubectl annotate/label on the Lease (or any writer of metadata only) bumps resourceVersion but
+// leaves the spec as the leader wrote it: still the same term, so the leader keeps claiming it
+// and its deadline still counts from its own last write.
+TEST_F(ElectorTest, AMetadataOnlyChangeKeepsTheLeadersTerm) {
+  auto a = started("a");
+  clock.advance(1s);
+  LeaseRecord edited = stored();
+  edited.opaque = R"({"metadata":{"annotations":{"team":"payments"}}})";
+  const auto before = a->now();
+  backend.put(edited);
+  ASSERT_NE(stored().resourceVersion, edited.resourceVersion);
+  clock.runDue();
+  const auto l = a->now();
+  EXPECT_TRUE(l.leader);
+  EXPECT_EQ(l.fencingToken, before.fencingToken);
+  EXPECT_EQ(l.validUntilMono, before.validUntilMono);
+  EXPECT_FALSE(a->saw(Kind::kSteppedDown));
+  // The next renewal is a CAS on the edited object's resourceVersion and keeps the term.
+  clock.advance(1s);
+  EXPECT_EQ(stored().holderIdentity, "a");
+  EXPECT_EQ(stored().leaseTransitions, before.fencingToken);
+  EXPECT_EQ(stored().renewTime, clock.wallNow());
+  EXPECT_TRUE(a->now().leader);
+}
+
+// The same edit racing a renewal: the renewal's CAS fails with 409 and the claim drops at once,
+// but the re-read shows our last confirmed spec, so the term resumes with the same token and the
+// same deadline; a restored OLD copy of our record is not taken for our term.
+TEST_F(ElectorTest, AMetadataOnlyChangeThatMakesARenewalConflictResumesTheSameTerm) {
+  auto a = started("a");
+  const LeaseRecord first = stored();
+  clock.advance(2s);  // a renewal
+  const LeaseRecord renewed = stored();
+  ASSERT_NE(renewed.renewTime, first.renewTime);
+  const auto before = a->now();
+  a->store->setLatency(100ms);
+  clock.advance(2s);  // the next renewal is on its way (arrives in 100 ms)
+  LeaseRecord edited = stored();
+  edited.opaque = R"({"metadata":{"labels":{"team":"payments"}}})";
+  backend.put(edited);
+  clock.advance(100ms);                     // the renewal reaches the backend: 409
+  clock.advance(100ms);                     // its answer, then the re-read goes out
+  clock.advance(200ms);                     // the re-read's answer
+  EXPECT_TRUE(a->saw(Kind::kRenewFailed));  // the 409
+  const auto l = a->now();
+  EXPECT_TRUE(l.leader);
+  EXPECT_EQ(l.fencingToken, before.fencingToken);
+
+  // An old copy of our record (an earlier renewTime) put back: not our term any more.
+  auto b = started("b");
+  a->store->setLatency(0ms);
+  LeaseRecord old = first;
+  backend.put(old);
+  clock.runDue();
+  EXPECT_FALSE(a->now().leader);
+}
+
 TEST_F(ElectorTest, RenewalEveryRetryPeriodKeepsTokenAndAcquireTime) {
   auto a = started("a");
   const auto acquired = stored();
