@@ -9,10 +9,11 @@ import time
 
 class LeaderClient:
     """GET /leader on a keep-alive connection (cheaper than a connect per request, so the
-    bench can poll every millisecond); reconnects after any error."""
+    bench can poll every millisecond); reconnects after any error. keep_alive=False: a new
+    connection per request."""
 
-    def __init__(self, port, timeout=0.25):
-        self.port, self.timeout, self.conn = port, timeout, None
+    def __init__(self, port, timeout=0.25, keep_alive=True):
+        self.port, self.timeout, self.keep_alive, self.conn = port, timeout, keep_alive, None
 
     def get(self):
         """The status dict, or None when nothing (or no 200) answered."""
@@ -22,7 +23,7 @@ class LeaderClient:
             self.conn.request("GET", "/leader")
             resp = self.conn.getresponse()
             body = resp.read()
-            if resp.will_close:
+            if resp.will_close or not self.keep_alive:
                 self.close()
             return json.loads(body) if resp.status == 200 else None
         except (OSError, http.client.HTTPException, ValueError):
@@ -41,14 +42,16 @@ class Sampler(threading.Thread):
     answered at t1), None when nothing or no 200 answered, and {"exited": rc} once per process
     when it has exited. With `follow` it goes on with the sidecar's next process (a Sidecar
     started again, as the Observer's are); without, it stops at the exit (an Incarnation is one
-    process). The default `record` keeps an Incarnation's `samples` and `latest`."""
+    process). The default `record` keeps an Incarnation's `samples` and `latest`. keep_alive:
+    see LeaderClient."""
 
-    def __init__(self, sidecar, interval=0.01, record=None, follow=False, timeout=0.25):
+    def __init__(self, sidecar, interval=0.01, record=None, follow=False, timeout=0.25,
+                 keep_alive=True):
         super().__init__(daemon=True)
         self.sidecar, self.interval, self.follow = sidecar, interval, follow
         self.record = record or self.keep
         self.stop_event = threading.Event()
-        self.client = LeaderClient(sidecar.port, timeout)
+        self.client = LeaderClient(sidecar.port, timeout, keep_alive)
 
     @staticmethod
     def keep(inc, proc, t0, t1, st):

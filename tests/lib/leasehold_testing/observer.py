@@ -10,9 +10,13 @@ from .leader_sampler import Sampler
 class Observer:
     """Samples every sidecar's /leader every ~10 ms and keeps claim intervals.
 
-    One Sampler thread per sidecar (leader_sampler: keep-alive, 0.5 s timeout, on to the next
-    process after a restart), so a SIGSTOPped one (whose requests hang until their timeout)
-    delays only its own samples. Each process a Sidecar runs is its own incarnation
+    One Sampler thread per sidecar (leader_sampler: 0.5 s timeout, on to the next process after
+    a restart), so a SIGSTOPped one (whose requests hang until their timeout) delays only its
+    own samples. A new connection per request, as the Observer always did: this check ends a
+    released claim at the arrival of its last leader=true answer, and with kept-alive
+    connections the drop-in SIGTERM handover was flagged twice in ctest -j2 runs on a loaded
+    machine (an answer computed just before the release, read after the next holder's
+    acquisition 1-3 ms later). Each process a Sidecar runs is its own incarnation
     ("name#0", "name#1" after a restart): a restarted process's claims are checked against its
     previous life's like anybody else's.
 
@@ -54,7 +58,8 @@ class Observer:
 
     def add(self, sidecar):
         self.sidecars = self.sidecars + [sidecar]
-        sampler = Sampler(sidecar, self.interval, record=self._record, follow=True, timeout=0.5)
+        sampler = Sampler(sidecar, self.interval, record=self._record, follow=True, timeout=0.5,
+                          keep_alive=False)
         self.samplers.append(sampler)
         if self.running:
             sampler.start()
