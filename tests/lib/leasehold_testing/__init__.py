@@ -14,8 +14,8 @@ check, ...`); the rest is imported from its module:
   sidecar          Sidecar: the one wrapper of a leasehold process (start, signals, kill,
                    reap, /leader, /metrics, logs); the_leader
   observer         Observer: every sidecar's /leader sampled, claims checked for overlap
-  leader_sampler   LeaderClient, Sampler: the one /leader sampler (keep-alive, one thread per
-                   sidecar; the Observer's, the chaos and soak runs', the bench's polls)
+  leader_sampler   LeaderClient, Sampler: the one /leader sampler (one thread per sidecar,
+                   keep-alive or not; the Observer's, the chaos and soak runs', the bench's)
   incarnation      Incarnation: a Sidecar with a chaos/soak run's bookkeeping (slot, identity,
                    generation, samples)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
