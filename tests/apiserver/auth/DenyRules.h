@@ -16,7 +16,7 @@ class DenyRules {
   bool denies(const RequestInfo& info) const;
 
  private:
-  std::vector<std::array<std::string, 3>> deny;
+  std::vector<std::array<std::string, 3>> rules_;
 };
 
 }  // namespace apiserver

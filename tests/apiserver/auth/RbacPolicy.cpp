@@ -41,7 +41,7 @@ bool RbacPolicy::load_file(const std::string& file,
             r.names = yaml_strings((*it)["resourceNames"]);
             rules.push_back(r);
           }
-        roles[(kind == "Role" ? ns : "") + "/" + name] = rules;
+        roles_[(kind == "Role" ? ns : "") + "/" + name] = rules;
       } else if (kind == "RoleBinding" || kind == "ClusterRoleBinding") {
         Binding b;
         b.ns = kind == "RoleBinding" ? ns : "";
@@ -55,7 +55,7 @@ bool RbacPolicy::load_file(const std::string& file,
               sn = "system:serviceaccount:" + (*it)["namespace"].as<std::string>(ns) + ":" + sn;
             b.subjects.push_back({sk, sn});
           }
-        bindings.push_back(b);
+        bindings_.push_back(b);
       }
     }
   } catch (const std::exception& e) {
@@ -71,7 +71,7 @@ bool RbacPolicy::allows(const RequestInfo& info) const {
            std::find(v.begin(), v.end(), x) != v.end();
   };
   std::string res = info.resource + (info.subresource.empty() ? "" : "/" + info.subresource);
-  for (auto& b : bindings) {
+  for (auto& b : bindings_) {
     if (!b.ns.empty() && b.ns != info.ns) continue;
     bool subject = false;
     for (auto& [kind, name] : b.subjects) {
@@ -82,8 +82,8 @@ bool RbacPolicy::allows(const RequestInfo& info) const {
     }
     if (!subject) continue;
     std::string rk = b.role_kind == "ClusterRole" ? "/" + b.role_name : b.ns + "/" + b.role_name;
-    auto rit = roles.find(rk);
-    if (rit == roles.end()) continue;
+    auto rit = roles_.find(rk);
+    if (rit == roles_.end()) continue;
     for (auto& r : rit->second) {
       if (!has(r.verbs, info.verb) || !has(r.groups, info.group) || !has(r.resources, res))
         continue;

@@ -32,8 +32,8 @@ class RbacPolicy {
   bool allows(const RequestInfo& info) const;
 
  private:
-  std::map<std::string, std::vector<Rule>> roles;  // "ns/name", cluster roles "/name"
-  std::vector<Binding> bindings;
+  std::map<std::string, std::vector<Rule>> roles_;  // "ns/name", cluster roles "/name"
+  std::vector<Binding> bindings_;
 };
 
 }  // namespace apiserver
