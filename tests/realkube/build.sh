@@ -3,10 +3,12 @@
 #   kube-apiserver  k8s.io/kubernetes  (go.mod here; staging modules at the matching v0.x)
 #   helm            helm.sh/helm/v3    (go.mod here)
 #   etcd            go.etcd.io/etcd/server/v3 3.6 (etcd/go.mod: its own module)
-# into build/realkube/bin (never committed). go.sum is committed and the build is -mod=readonly,
-# so what is built is exactly what is pinned. The first build on an empty Go cache downloads
-# the modules and compiles for several minutes (see README); later builds reuse Go's build
-# cache and take seconds.
+# into build/realkube/bin (never committed), and copies the monitoring.coreos.com CRDs of
+#   github.com/prometheus-operator/prometheus-operator (promcrds/go.mod: nothing built)
+# into build/realkube/crds/monitoring.coreos.com (beside OUTDIR). go.sum is committed and the
+# build is -mod=readonly, so what is built is exactly what is pinned. The first build on an
+# empty Go cache downloads the modules and compiles for several minutes (see README); later
+# builds reuse Go's build cache and take seconds.
 #
 # Usage: build.sh [OUTDIR]     (default: <repo>/build/realkube/bin)
 set -euo pipefail
@@ -43,7 +45,16 @@ helm_ldflags="$helm_ldflags -X $hv/pkg/chartutil.k8sVersionMajor=1 -X $hv/pkg/ch
 (cd "$here" && go build -trimpath -ldflags "$kube_ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
 (cd "$here" && go build -trimpath -ldflags "$helm_ldflags" -o "$out/helm" helm.sh/helm/v3/cmd/helm)
 (cd "$here/etcd" && go build -trimpath -o "$out/etcd" go.etcd.io/etcd/server/v3)
+# The CRDs the chart's PodMonitor, ServiceMonitor and PrometheusRule need on a real server
+# (tests/deploy/test_monitoring_real.py applies them), exactly as the pinned release ships them.
+crd_mod=github.com/prometheus-operator/prometheus-operator
+crd_src=$(cd "$here/promcrds" && go mod download "$crd_mod" && go list -m -f '{{.Dir}}' "$crd_mod")
+crds=$(dirname "$out")/crds/monitoring.coreos.com
+rm -rf "$crds" && mkdir -p "$crds"
+install -m 0644 "$crd_src"/example/prometheus-operator-crd/*.yaml "$crds/"
+[ -f "$crds/monitoring.coreos.com_prometheusrules.yaml" ] || {
+  echo "realkube/build.sh: no PrometheusRule CRD in $crd_src" >&2; exit 1; }
 for b in kube-apiserver etcd helm; do
   [ -x "$out/$b" ] || { echo "realkube/build.sh: $out/$b was not built" >&2; exit 1; }
 done
-echo "realkube/build.sh: kube-apiserver, etcd and helm in $out ($(( $(date +%s) - start )) s)"
+echo "realkube/build.sh: kube-apiserver, etcd and helm in $out, CRDs in $crds ($(( $(date +%s) - start )) s)"

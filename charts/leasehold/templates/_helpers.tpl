@@ -160,3 +160,27 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
   readOnly: true
 {{- end -}}
 {{- end -}}
+
+{{/* Labels of the pods the PodMonitor and the metrics Service select. */}}
+{{- define "leasehold.metricsPodLabels" -}}
+{{- if .Values.metrics.selectorLabels -}}
+{{ toYaml .Values.metrics.selectorLabels }}
+{{- else -}}
+{{ include "leasehold.selectorLabels" . }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The relabeling both monitors share: every scraped series gets lease=<the Lease>, which the
+alerts and the dashboard group by (the sidecar's own metrics carry no Lease label).
+*/}}
+{{- define "leasehold.leaseRelabeling" -}}
+- action: replace
+  targetLabel: lease
+  replacement: {{ include "leasehold.leaseName" . | quote }}
+{{- end -}}
+
+{{/* The PromQL label matchers of this release's series: its namespace and its Lease. */}}
+{{- define "leasehold.seriesMatchers" -}}
+namespace="{{ .Release.Namespace }}", lease="{{ include "leasehold.leaseName" . }}"
+{{- end -}}
