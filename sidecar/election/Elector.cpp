@@ -23,6 +23,8 @@ const char* toString(ElectorEvent::Kind k) {
       return "new leader observed";
     case ElectorEvent::Kind::kReleased:
       return "released";
+    case ElectorEvent::Kind::kHandoverRequested:
+      return "handover-requested";
     case ElectorEvent::Kind::kObserved:
       return "observed";
   }
@@ -78,6 +80,19 @@ void Elector::releaseFor(time::Duration cooldown, std::function<void()> done) {
   }
   cooldownUntil_ = clock_.now() + cooldown;
   beginRelease(std::move(done));
+}
+
+void Elector::handOver(std::function<void()> done) {
+  if (stopped_ || !leaderAt(clock_.now())) {
+    if (done) done();
+    return;
+  }
+  beginRelease(std::move(done));
+}
+
+bool Elector::preferredIsMe(const LeaseRecord& r) const {
+  return !r.preferredHolder.empty() && (r.preferredHolder == config_.identity.value ||
+                                        (!alias_.empty() && r.preferredHolder == alias_));
 }
 
 bool Elector::isOwnRecord(const LeaseRecord& r) const {
@@ -228,6 +243,14 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
   noteLeadershipChange(record->holderIdentity.empty()
                            ? "the lease was released"
                            : "the lease is held by " + record->holderIdentity);
+  if (record->preferredHolder.empty()) {
+    announcedHandover_.clear();
+  } else if (lastLeader_ && !preferredIsMe(*record) &&
+             announcedHandover_ != record->preferredHolder) {
+    announcedHandover_ = record->preferredHolder;
+    emit(ElectorEvent::Kind::kHandoverRequested,
+         "handover requested to " + record->preferredHolder);
+  }
 }
 
 // ---- the loop ----------------------------------------------------------------------------
@@ -259,11 +282,16 @@ void Elector::step() {
     }
     return sendWrite(false);
   }
+  // A handover request for somebody else: a released Lease is left to it for D (it may be
+  // gone), and so is a record of ours whose deadline passed.
+  const bool leftToOther = !rec.preferredHolder.empty() && !preferredIsMe(rec) &&
+                           (rec.holderIdentity.empty() || isOwnRecord(rec));
   // Our own record whose deadline passed (we stepped down), or a released lease: CAS at once.
-  if (isOwnRecord(rec) || rec.holderIdentity.empty()) return sendWrite(true);
+  if (!leftToOther && (isOwnRecord(rec) || rec.holderIdentity.empty())) return sendWrite(true);
 
   // Another holder, possibly our identity written by an earlier process.
-  const time::MonoTime expiry = observedAt_ + holderDuration(rec);
+  const time::MonoTime expiry =
+      observedAt_ + (leftToOther ? config_.timings.leaseDuration : holderDuration(rec));
   if (now >= expiry) return sendWrite(true);
   const bool polling = config_.followerMode == FollowerMode::kPoll || !watchHealthy_;
   if (!polling) {
@@ -335,6 +363,9 @@ void Elector::sendWrite(bool acquisition) {
     rec.acquireTime = wall;
     rec.leaseTransitions = observed_->leaseTransitions + 1;
   }
+  // The new holder removes the handover request (whoever it named: after D it has expired), and
+  // so does a leader that the request names.
+  if (acquisition || preferredIsMe(rec)) rec.preferredHolder.clear();
   SentWrite sent{rec, clock_.now(), acquisition};
   unconfirmed_.push_back(sent);
   if (unconfirmed_.size() > kMaxUnconfirmed) unconfirmed_.pop_front();
@@ -491,6 +522,7 @@ void Elector::finishRelease() {
   releasing_ = false;
   unconfirmed_.clear();
   own_.reset();
+  lastOwn_.reset();
   deadlineTimer_->disarm();
   auto done = std::move(releaseDone_);
   releaseDone_ = nullptr;

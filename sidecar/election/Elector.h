@@ -35,6 +35,7 @@ struct ElectorEvent {
     kNewLeaderObserved,  // another holder (or none) observed
     kReleased,           // the release write was confirmed
     kObserved,           // any other change of the observed record
+    kHandoverRequested,  // leader only: the Lease asks for another holder (detail names it)
   };
   Kind kind;
   std::string holder;
@@ -70,6 +71,10 @@ class Elector : private LeaseObserver {
   void stop(std::function<void()> done);
   // Like stop(), but competes again once cooldown has passed.
   void releaseFor(time::Duration cooldown, std::function<void()> done);
+  // The answer to kHandoverRequested, once whatever acts for the leader has stopped: stops
+  // claiming at once and releases; the Lease then waits D for the replica it names (others
+  // leave a released Lease with a request to it for D), and this replica competes as usual.
+  void handOver(std::function<void()> done);
 
   Leadership leadership() const;
   bool isLeader() const { return leadership().leader; }
@@ -81,6 +86,8 @@ class Elector : private LeaseObserver {
     handler_ = std::move(handler);
   }
   const ElectorConfig& config() const { return config_; }
+  // Another name this replica answers to in a handover request (its pod name).
+  void setAlias(std::string alias) { alias_ = std::move(alias); }
 
  private:
   struct SentWrite {
@@ -113,6 +120,8 @@ class Elector : private LeaseObserver {
 
   bool leaderAt(time::MonoTime now) const;
   bool isOwnRecord(const LeaseRecord& r) const;
+  // The request names this replica (identity or alias).
+  bool preferredIsMe(const LeaseRecord& r) const;
   time::Duration holderDuration(const LeaseRecord& r) const;
   time::Duration pollInterval();
   void emit(ElectorEvent::Kind kind, std::string detail, time::Duration latency = {},
@@ -151,6 +160,8 @@ class Elector : private LeaseObserver {
   time::MonoTime nextPollAt_{};
   std::optional<time::MonoTime> cooldownUntil_;
   std::string lastHolder_;
+  std::string alias_;
+  std::string announcedHandover_;  // the request kHandoverRequested was emitted for
   bool lastLeader_ = false;
 };
 

@@ -33,6 +33,10 @@ struct LeaseRecord {
   // display only. Writers fill them from their own pod.
   std::string holderPod;
   std::string holderAddress;
+  // A handover request: spec.preferredHolder where the server keeps it, else the annotation
+  // leasehold.io/preferred-holder (an identity or a pod name; "" = none). Written by operators;
+  // the election only ever clears it (the new holder does), so it is not part of sameSpec().
+  std::string preferredHolder;
   // The whole object as the server last sent it (JSON text). The election never looks inside;
   // the Kubernetes client starts every write from it so fields, labels and annotations it does
   // not own survive (read-modify-write).

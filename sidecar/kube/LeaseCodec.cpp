@@ -95,6 +95,9 @@ bool decodeLeaseObject(const json& obj, LeaseRecord& out, std::string& error) {
       if (!readString(*ann, kHolderAddressAnnotation, "metadata.annotations.", r.holderAddress,
                       error))
         return false;
+      if (!readString(*ann, kPreferredHolderAnnotation, "metadata.annotations.", r.preferredHolder,
+                      error))
+        return false;
     }
   }
   if (const json* spec = member(obj, "spec")) {
@@ -111,6 +114,10 @@ bool decodeLeaseObject(const json& obj, LeaseRecord& out, std::string& error) {
       return false;
     }
     r.leaseTransitions = transitions.value_or(0);
+    // spec.preferredHolder, where the server keeps it, wins over the annotation.
+    std::string preferred;
+    if (!readString(*spec, "preferredHolder", "spec.", preferred, error)) return false;
+    if (!preferred.empty()) r.preferredHolder = preferred;
   }
   r.opaque = obj.dump();
   out = std::move(r);
@@ -214,6 +221,14 @@ std::string encodeLease(const LeaseRecord& r, const LeaseTarget& target, bool fo
   }
   json& spec = obj["spec"];
   if (!spec.is_object()) spec = json::object();
+  // The election only ever removes a handover request (the new holder does); an operator sets it.
+  if (r.preferredHolder.empty()) {
+    spec.erase("preferredHolder");
+    if (meta.contains("annotations") && meta["annotations"].is_object()) {
+      meta["annotations"].erase(kPreferredHolderAnnotation);
+      if (meta["annotations"].empty()) meta.erase("annotations");
+    }
+  }
   spec["holderIdentity"] = r.holderIdentity;
   if (r.leaseDurationSeconds) {
     spec["leaseDurationSeconds"] = *r.leaseDurationSeconds;

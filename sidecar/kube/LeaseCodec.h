@@ -13,6 +13,9 @@ namespace leasehold::kube {
 
 inline constexpr const char* kHolderPodAnnotation = "leasehold.io/holder-pod";
 inline constexpr const char* kHolderAddressAnnotation = "leasehold.io/holder-address";
+// A handover request on clusters whose API server drops spec.preferredHolder (it keeps it only
+// with spec.strategy and the CoordinatedLeaderElection feature gate).
+inline constexpr const char* kPreferredHolderAnnotation = "leasehold.io/preferred-holder";
 
 // Kubernetes MicroTime (RFC 3339 with fraction; a numeric offset is normalised to UTC).
 std::optional<time::WallTime> parseMicroTime(std::string_view text);

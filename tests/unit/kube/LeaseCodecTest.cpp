@@ -70,6 +70,39 @@ TEST(LeaseCodecTest, ReleaseDropsHolderAnnotationsAndCreateHasNoResourceVersion)
   EXPECT_EQ(created.at("apiVersion"), "coordination.k8s.io/v1");
 }
 
+// A handover request: the annotation everywhere, spec.preferredHolder where the server keeps it
+// (it wins); a write with the request cleared removes both and keeps spec.strategy.
+TEST(LeaseCodecTest, HandoverRequestsAreReadFromSpecOrAnnotationAndClearedFromBoth) {
+  election::LeaseRecord r;
+  std::string error;
+  ASSERT_TRUE(decodeLease(
+      R"j({"metadata":{"resourceVersion":"9","annotations":{"leasehold.io/preferred-holder":"web-2"}},"spec":{"holderIdentity":"a"}})j",
+      r, error))
+      << error;
+  EXPECT_EQ(r.preferredHolder, "web-2");
+  ASSERT_TRUE(decodeLease(
+      R"j({"metadata":{"resourceVersion":"9","annotations":{"leasehold.io/preferred-holder":"web-2","other":"keep"}},"spec":{"holderIdentity":"a","strategy":"OldestEmulationVersion","preferredHolder":"b"}})j",
+      r, error))
+      << error;
+  EXPECT_EQ(r.preferredHolder, "b");
+
+  const json kept = json::parse(encodeLease(r, {"l", "ns", "", ""}, false));
+  EXPECT_EQ(kept.at("spec").at("preferredHolder"), "b");
+  EXPECT_EQ(kept.at("metadata").at("annotations").at("leasehold.io/preferred-holder"), "web-2");
+
+  r.preferredHolder.clear();
+  const json cleared = json::parse(encodeLease(r, {"l", "ns", "", ""}, false));
+  EXPECT_FALSE(cleared.at("spec").contains("preferredHolder"));
+  EXPECT_EQ(cleared.at("spec").at("strategy"), "OldestEmulationVersion");
+  EXPECT_FALSE(cleared.at("metadata").at("annotations").contains("leasehold.io/preferred-holder"));
+  EXPECT_EQ(cleared.at("metadata").at("annotations").at("other"), "keep");
+
+  ASSERT_TRUE(decodeLease(R"j({"spec":{"holderIdentity":"a"}})j", r, error));
+  EXPECT_EQ(r.preferredHolder, "");
+  EXPECT_FALSE(decodeLease(R"j({"spec":{"preferredHolder":3}})j", r, error));
+  EXPECT_NE(error.find("spec.preferredHolder"), std::string::npos) << error;
+}
+
 struct TimeCase {
   const char* in;
   const char* out;  // nullptr: rejected
