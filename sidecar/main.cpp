@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <cstdio>
 #include <iostream>
 #include <random>
@@ -20,6 +21,7 @@
 #include "publish/ProbeServer.h"
 #include "publish/StatusServer.h"
 #include "runtime/AsioClock.h"
+#include "runtime/BlockingWorker.h"
 #include "runtime/WatchTimeoutHook.h"
 
 namespace lh = leasehold;
@@ -78,8 +80,10 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   std::mt19937_64 rng{std::random_device{}()};
   auto random01 = [&rng] { return std::uniform_real_distribution<double>(0, 1)(rng); };
   lh::publish::Metrics metrics;
+  // The one thread besides the loop: status file writes, host name lookups (docs/design.md).
+  lh::runtime::BlockingWorker worker([&io](auto f) { boost::asio::post(io, std::move(f)); });
   lh::app::ApiConnections api(io, *rest, std::string("leasehold/") + LEASEHOLD_VERSION, metrics,
-                              logger);
+                              logger, worker);
 
   lh::app::KubeSidecarSetup setup;
   setup.lease = {ns.empty() ? "default" : ns, cfg.leaseName};
@@ -90,7 +94,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   setup.statusFile = cfg.statusFile;
   if (watchHook.seconds) setup.watchTimeoutSeconds = *watchHook.seconds;
   if (!cfg.podLabel.empty()) setup.podLabel = {{cfg.podLabel, {podNamespace, podName}}};
-  auto ports = lh::app::makeKubeSidecarPorts(setup, api, clock, io, logger, random01);
+  auto ports = lh::app::makeKubeSidecarPorts(setup, api, clock, worker, logger, random01);
   std::optional<lh::publish::StatusServer> status;
   ports.leadershipMayHaveChanged = [&status] {
     if (status) status->leadershipMayHaveChanged();

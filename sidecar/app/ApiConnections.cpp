@@ -4,8 +4,12 @@ namespace leasehold::app {
 
 ApiConnections::ApiConnections(boost::asio::io_context& io, const cluster::RestConfig& rest,
                                const std::string& userAgent, publish::Metrics& metrics,
-                               const log::Logger& logger)
-    : metrics_(metrics), logger_(logger), lease_(io, rest, userAgent), side_(io, rest, userAgent) {
+                               const log::Logger& logger, runtime::BlockingWorker& worker)
+    : metrics_(metrics),
+      logger_(logger),
+      resolver_(worker),
+      lease_(io, rest, userAgent, resolver_),
+      side_(io, rest, userAgent, resolver_) {
   for (kube::ApiClient* api : {&lease_, &side_}) {
     api->setWarningHandler([this](const std::string& w) { logger_.warn(w); });
   }

@@ -4,13 +4,14 @@
 // so that a request stuck on the second can never queue up in front of a renewal. Both report
 // every request to the metrics, and a verb that starts being refused (401/403) is logged once:
 // a follower's failed reads are not logged by the elector, and refused credentials must still
-// reach the operator.
+// reach the operator. The server's host name is looked up on the process's BlockingWorker.
 #include <map>
 #include <string>
 
 #include "cluster/RestConfig.h"
 #include "kube/ApiClient.h"
 #include "log/Logger.h"
+#include "net/WorkerHostResolver.h"
 #include "publish/Metrics.h"
 
 namespace boost::asio {
@@ -22,8 +23,8 @@ namespace leasehold::app {
 class ApiConnections {
  public:
   ApiConnections(boost::asio::io_context& io, const cluster::RestConfig& rest,
-                 const std::string& userAgent, publish::Metrics& metrics,
-                 const log::Logger& logger);
+                 const std::string& userAgent, publish::Metrics& metrics, const log::Logger& logger,
+                 runtime::BlockingWorker& worker);
   ApiConnections(const ApiConnections&) = delete;
   ApiConnections& operator=(const ApiConnections&) = delete;
 
@@ -38,6 +39,7 @@ class ApiConnections {
 
   publish::Metrics& metrics_;
   const log::Logger& logger_;
+  net::WorkerHostResolver resolver_;  // before the clients, which use it
   kube::ApiClient lease_;
   kube::ApiClient side_;
   std::map<std::string, int> lastCodeByVerb_;

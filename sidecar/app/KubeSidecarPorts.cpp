@@ -1,7 +1,5 @@
 #include "app/KubeSidecarPorts.h"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <memory>
 
 #include "kube/EventRecorder.h"
@@ -12,7 +10,7 @@
 namespace leasehold::app {
 
 SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections& api,
-                                  time::Clock& clock, boost::asio::io_context& io,
+                                  time::Clock& clock, runtime::BlockingWorker& worker,
                                   const log::Logger& logger, std::function<double()> random01) {
   SidecarPorts ports;
   kube::LeaseClientOptions leaseOptions;
@@ -50,12 +48,11 @@ SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections&
   }
 
   if (!setup.statusFile.empty()) {
-    // Written off the loop (fsync on a slow volume must not delay a renewal): the writer's
-    // thread is the only one besides the loop.
+    // Written off the loop (fsync on a slow volume must not delay a renewal), on the one
+    // thread besides the loop.
     auto file = std::make_shared<publish::StatusFile>(setup.statusFile);
     auto writer = std::make_shared<publish::StatusFileWriter>(
-        [file](const std::string& content) { return file->write(content); },
-        [&io](std::function<void()> f) { boost::asio::post(io, std::move(f)); });
+        [file](const std::string& content) { return file->write(content); }, worker);
     ports.statusFile = {file->path(),
                         [writer](const std::string& content) { return writer->writeNow(content); },
                         [writer](std::string content, auto outcome) {

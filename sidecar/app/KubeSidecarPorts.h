@@ -1,8 +1,9 @@
 #pragma once
 // The production ports of one Sidecar: its Lease through kube::LeaseClient (with the watch),
 // Kubernetes Events through kube::EventRecorder, --pod-label through kube::PodLabeler, and
-// --status-file through publish::StatusFileWriter (off the loop). Everything one Lease needs and
-// nothing shared: shard mode calls this once per Lease on the same ApiConnections.
+// --status-file through publish::StatusFileWriter (on the runtime::BlockingWorker). Everything
+// one Lease needs and nothing shared: shard mode calls this once per Lease on the same
+// ApiConnections and BlockingWorker.
 #include <functional>
 #include <optional>
 #include <string>
@@ -13,8 +14,8 @@
 #include "log/Logger.h"
 #include "time/Clock.h"
 
-namespace boost::asio {
-class io_context;
+namespace leasehold::runtime {
+class BlockingWorker;
 }
 
 namespace leasehold::app {
@@ -35,9 +36,10 @@ struct KubeSidecarSetup {
 };
 
 // The ports, except leadershipMayHaveChanged (the status server's, set by the caller). Status
-// file results are posted back to `io`; everything else runs on it.
+// file writes run on `worker` (shared by every Lease), their results back on the loop;
+// everything else runs on the loop.
 SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections& api,
-                                  time::Clock& clock, boost::asio::io_context& io,
+                                  time::Clock& clock, runtime::BlockingWorker& worker,
                                   const log::Logger& logger, std::function<double()> random01);
 
 }  // namespace leasehold::app

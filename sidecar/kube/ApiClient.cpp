@@ -40,9 +40,12 @@ class HttpsApiStream final : public ApiStream {
 
 }  // namespace
 
-ApiClient::ApiClient(boost::asio::io_context& io, cluster::RestConfig config, std::string userAgent)
+ApiClient::ApiClient(boost::asio::io_context& io, cluster::RestConfig config, std::string userAgent,
+                     net::HostResolver& resolver)
     : config_(std::move(config)), userAgent_(std::move(userAgent)) {
-  http_ = std::make_unique<net::HttpsClient>(io, config_.server, tlsFor(config_, nullptr));
+  net::HttpsClient::Options options;
+  options.resolver = &resolver;
+  http_ = std::make_unique<net::HttpsClient>(io, config_.server, tlsFor(config_, nullptr), options);
 }
 
 ApiClient::~ApiClient() = default;

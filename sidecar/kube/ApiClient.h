@@ -11,6 +11,7 @@
 
 #include "cluster/RestConfig.h"
 #include "kube/ApiTransport.h"
+#include "net/HostResolver.h"
 #include "net/HttpsClient.h"
 
 namespace boost::asio {
@@ -21,7 +22,10 @@ namespace leasehold::kube {
 
 class ApiClient final : public ApiTransport {
  public:
-  ApiClient(boost::asio::io_context& io, cluster::RestConfig config, std::string userAgent);
+  // `resolver` looks up the server's host name off the loop (net::WorkerHostResolver); it must
+  // outlive the client.
+  ApiClient(boost::asio::io_context& io, cluster::RestConfig config, std::string userAgent,
+            net::HostResolver& resolver);
   ~ApiClient() override;
 
   // Every answered or failed request, for metrics: verb and HTTP code (0 = no answer).

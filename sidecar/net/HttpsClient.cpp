@@ -5,6 +5,7 @@
 // TlsClientContext and line splitting in LineSplitter.
 #include "net/HttpsClient.h"
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,6 +21,7 @@
 #include <limits>
 
 #include "net/BaseUrl.h"
+#include "net/HostResolver.h"
 #include "net/TlsClientContext.h"
 
 namespace leasehold::net {
@@ -125,8 +127,11 @@ class ResponseParser final : public http::basic_parser<false> {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(asio::io_context& io, const BaseUrl& url, std::shared_ptr<ssl::context> tlsContext,
-             const TlsOptions& tlsOptions)
-      : url_(url), tlsOptions_(tlsOptions), tlsContext_(std::move(tlsContext)), resolver_(io) {
+             const TlsOptions& tlsOptions, HostResolver* resolver)
+      : url_(url),
+        tlsOptions_(tlsOptions),
+        tlsContext_(std::move(tlsContext)),
+        resolver_(resolver) {
     if (url_.tls) {
       tls_.emplace(io, *tlsContext_);
     } else {
@@ -142,18 +147,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
       connectTo(std::vector<tcp::endpoint>{tcp::endpoint(address, url_.port)}, std::move(done));
       return;
     }
-    resolver_.async_resolve(
-        url_.host, std::to_string(url_.port),
-        [self = shared_from_this(), done = std::move(done)](
-            const error_code& resolveError, const tcp::resolver::results_type& results) mutable {
+    if (!resolver_) {
+      // Later, from the loop, like every other outcome of open().
+      asio::post(socket().get_executor(), [self = shared_from_this(), done = std::move(done)] {
+        if (self->closed_) return done(Error{Kind::Cancelled, "connection closed"});
+        done(Error{Kind::Connect,
+                   "cannot resolve " + self->url_.host + ": no host resolver configured"});
+      });
+      return;
+    }
+    // The answer arrives on the loop; after close() it is dropped (Cancelled, which the callers
+    // ignore), and a lookup that has not started by then is skipped.
+    resolver_->resolve(
+        url_.host, url_.port, abandoned_,
+        [self = shared_from_this(), done = std::move(done)](HostResolver::Answer answer) {
           if (self->closed_) return done(Error{Kind::Cancelled, "connection closed"});
-          if (resolveError) {
-            return done(Error{Kind::Connect,
-                              "cannot resolve " + self->url_.host + ": " + resolveError.message()});
+          const std::string& host = self->url_.host;
+          if (answer.problem) {
+            return done(Error{Kind::Connect, "cannot resolve " + host + ": " + *answer.problem});
           }
           std::vector<tcp::endpoint> endpoints;
-          for (const auto& entry : results)
-            endpoints.push_back(entry.endpoint());
+          for (const auto& text : answer.addresses) {
+            error_code bad;
+            const auto resolved = asio::ip::make_address(text, bad);
+            if (!bad) endpoints.emplace_back(resolved, self->url_.port);
+          }
+          if (endpoints.empty()) {
+            return done(Error{Kind::Connect, "cannot resolve " + host + ": no usable address"});
+          }
           self->connectTo(std::move(endpoints), std::move(done));
         });
   }
@@ -180,7 +201,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void close() {
     closed_ = true;
-    resolver_.cancel();
+    abandoned_->store(true);
     error_code ignored;
     socket().close(ignored);
   }
@@ -262,7 +283,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   BaseUrl url_;
   TlsOptions tlsOptions_;
   std::shared_ptr<ssl::context> tlsContext_;  // kept alive for the stream's lifetime
-  tcp::resolver resolver_;
+  HostResolver* resolver_;                    // null: host names fail (IP literals need none)
+  std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
   std::optional<ssl::stream<tcp::socket>> tls_;
   std::optional<tcp::socket> plain_;
   boost::beast::flat_buffer buffer_;
@@ -568,7 +590,7 @@ struct HttpsClient::Impl : std::enable_shared_from_this<HttpsClient::Impl> {
       idle->close();
       idle.reset();
     }
-    attempt->connection = std::make_shared<Connection>(io, *url, tlsContext, tls);
+    attempt->connection = std::make_shared<Connection>(io, *url, tlsContext, tls, options.resolver);
     attempt->connection->open([self = shared_from_this(), attempt](std::optional<Error> error) {
       if (!self->isCurrent(attempt)) return;
       if (error) return self->fail(attempt, std::move(*error));
@@ -684,7 +706,8 @@ struct HttpsClient::Impl : std::enable_shared_from_this<HttpsClient::Impl> {
       return handle;
     }
     streams.push_back(state);
-    state->start(std::make_shared<Connection>(io, *url, tlsContext, tls), std::move(wire));
+    state->start(std::make_shared<Connection>(io, *url, tlsContext, tls, options.resolver),
+                 std::move(wire));
     return handle;
   }
 

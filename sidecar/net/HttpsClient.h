@@ -2,6 +2,8 @@
 // The daemon's HTTP(S) client for the Kubernetes API: one persistent keep-alive connection for
 // ordinary requests, plus one dedicated connection per stream (watches). Runs entirely on the
 // caller's io_context (one thread); nothing blocks and no exception escapes into the event loop.
+// Host names are looked up through Options::resolver, never with asio's resolver (which runs
+// getaddrinfo on a private thread: one more than the sidecar may have).
 //
 // Contract for ordinary requests:
 // - Requests queue and go one at a time, in order, over the shared connection.
@@ -41,9 +43,15 @@ class io_context;
 
 namespace leasehold::net {
 
+class HostResolver;
+
 class HttpsClient {
  public:
   struct Options {
+    // Looks up host names (IP literals need nothing): WorkerHostResolver in production, so that
+    // getaddrinfo runs on the process's one blocking worker. Without one, a host name fails
+    // with Kind::Connect. Not owned; must outlive the client.
+    HostResolver* resolver = nullptr;
     // Largest accepted response body of an ordinary request; larger -> Error::Kind::TooLarge.
     std::size_t maxResponseBytes = 4 * 1024 * 1024;
     // Largest accepted response header block (status line + fields).

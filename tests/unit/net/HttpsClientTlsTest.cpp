@@ -1,9 +1,13 @@
 // TLS against a real OpenSSL server: chain and hostname verification, SNI, client certificates.
 #include <gtest/gtest.h>
 
+#include <boost/asio/post.hpp>
+
 #include "Fetch.h"
 #include "ScriptedServer.h"
 #include "TestCertificates.h"
+#include "net/WorkerHostResolver.h"
+#include "runtime/BlockingWorker.h"
 
 namespace leasehold::net::test {
 namespace {
@@ -43,8 +47,12 @@ TEST_F(HttpsClientTlsTest, VerifiesIpSanAgainstTheGivenCa) {
 
 TEST_F(HttpsClientTlsTest, VerifiesDnsNameAndSendsSni) {
   auto server = serve(certs.server);
+  runtime::BlockingWorker worker([this](auto f) { boost::asio::post(io, std::move(f)); });
+  WorkerHostResolver resolver(worker);  // the name is looked up (HttpsClientResolveTest)
+  HttpsClient::Options options;
+  options.resolver = &resolver;
   HttpsClient client(io, "https://localhost:" + std::to_string(server->port()),
-                     trusting(certs.caPem));
+                     trusting(certs.caPem), options);
   auto result = fetch(io, client, get("/x"));
   ASSERT_TRUE(result);
   ASSERT_TRUE(result->ok()) << result->error().message;

@@ -1,5 +1,6 @@
-// StatusFileWriter on a slow fake file system: the loop hands content over without waiting for
-// the disk, only the latest value lands, outcomes and flush() arrive on the loop, and the last
+// StatusFileWriter on a slow fake file system and the real BlockingWorker: the loop hands content
+// over without waiting for the disk, only the latest value lands, outcomes and flush() arrive on
+// the loop, the writes run on the worker's thread (the writer has none of its own), and the last
 // value is written even when the writer is destroyed with it still waiting. One real-file test
 // shows it with StatusFile itself.
 #include "publish/StatusFileWriter.h"
@@ -15,9 +16,11 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "TemporaryDirectory.h"
 #include "publish/StatusFile.h"
+#include "runtime/BlockingWorker.h"
 
 namespace leasehold::publish {
 namespace {
@@ -31,6 +34,7 @@ class SlowDisk {
   std::optional<std::string> write(const std::string& content) {
     std::unique_lock lock(mutex_);
     started_.push_back(content);
+    threads_.push_back(std::this_thread::get_id());
     changed_.notify_all();
     if (!changed_.wait_for(lock, 10s, [this] { return open_; })) {
       ADD_FAILURE() << "the gate never opened";
@@ -57,6 +61,10 @@ class SlowDisk {
     std::lock_guard lock(mutex_);
     return landed_;
   }
+  std::vector<std::thread::id> threads() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
   void failNext(std::string why) {
     std::lock_guard lock(mutex_);
     failures_.push_back(std::move(why));
@@ -67,12 +75,13 @@ class SlowDisk {
   std::condition_variable changed_;
   bool open_ = false;
   std::vector<std::string> started_, landed_;
+  std::vector<std::thread::id> threads_;
   std::vector<std::optional<std::string>> failures_;
 };
 
 class StatusFileWriterTest : public ::testing::Test {
  protected:
-  StatusFileWriter::Post post() {
+  runtime::BlockingWorker::Post post() {
     return [this](std::function<void()> f) { boost::asio::post(io_, std::move(f)); };
   }
   // Runs the loop until pred holds (bounded).
@@ -85,8 +94,13 @@ class StatusFileWriterTest : public ::testing::Test {
     return pred();
   }
 
+  StatusFileWriter::WriteFunction toDisk() {
+    return [this](const std::string& c) { return disk_.write(c); };
+  }
+
   boost::asio::io_context io_;
   SlowDisk disk_;
+  runtime::BlockingWorker worker_{post()};  // last: its jobs use disk_ until it is gone
 };
 
 std::size_t threadsInProcess() {
@@ -96,17 +110,33 @@ std::size_t threadsInProcess() {
   return n;
 }
 
-TEST_F(StatusFileWriterTest, UsesExactlyOneThread) {
+TEST_F(StatusFileWriterTest, HasNoThreadOfItsOwnAndWritesOnTheWorker) {
   const auto before = threadsInProcess();
+  disk_.open();
   {
-    StatusFileWriter writer([this](const std::string& c) { return disk_.write(c); }, post());
-    EXPECT_EQ(threadsInProcess(), before + 1);
+    StatusFileWriter writer(toDisk(), worker_);
+    EXPECT_EQ(threadsInProcess(), before) << "no thread until something is written";
+    bool written = false;
+    writer.write("x", [&](const auto&) { written = true; });
+    ASSERT_TRUE(runUntil([&] { return written; }));
+    EXPECT_EQ(threadsInProcess(), before + 1) << "the worker's thread, and only that";
   }
-  EXPECT_EQ(threadsInProcess(), before);
+  EXPECT_EQ(threadsInProcess(), before + 1) << "the thread is the worker's, not the writer's";
+  std::thread::id workerThread;
+  bool ran = false;
+  worker_.run([] { return std::this_thread::get_id(); },
+              [&](std::thread::id id) {
+                workerThread = id;
+                ran = true;
+              });
+  ASSERT_TRUE(runUntil([&] { return ran; }));
+  ASSERT_EQ(disk_.threads().size(), 1u);
+  EXPECT_EQ(disk_.threads().front(), workerThread);
+  EXPECT_NE(workerThread, std::this_thread::get_id());
 }
 
 TEST_F(StatusFileWriterTest, TheLoopDoesNotWaitForTheDiskAndOnlyTheLatestValueLands) {
-  StatusFileWriter writer([this](const std::string& c) { return disk_.write(c); }, post());
+  StatusFileWriter writer(toDisk(), worker_);
   std::vector<std::string> outcomes;
   auto outcomeFor = [&](std::string name) {
     return [&outcomes, name](const std::optional<std::string>& p) {
@@ -133,7 +163,7 @@ TEST_F(StatusFileWriterTest, TheLoopDoesNotWaitForTheDiskAndOnlyTheLatestValueLa
 }
 
 TEST_F(StatusFileWriterTest, OutcomesCarryTheProblemOnTheLoopThread) {
-  StatusFileWriter writer([this](const std::string& c) { return disk_.write(c); }, post());
+  StatusFileWriter writer(toDisk(), worker_);
   disk_.open();
   disk_.failNext("cannot fsync /x: Input/output error");
   const auto loop = std::this_thread::get_id();
@@ -153,7 +183,7 @@ TEST_F(StatusFileWriterTest, OutcomesCarryTheProblemOnTheLoopThread) {
 }
 
 TEST_F(StatusFileWriterTest, FlushWithNothingWaitingStillCompletesOnTheLoop) {
-  StatusFileWriter writer([this](const std::string& c) { return disk_.write(c); }, post());
+  StatusFileWriter writer(toDisk(), worker_);
   bool flushed = false;
   writer.flush([&] { flushed = true; });
   EXPECT_FALSE(flushed) << "never from inside the call";
@@ -162,12 +192,16 @@ TEST_F(StatusFileWriterTest, FlushWithNothingWaitingStillCompletesOnTheLoop) {
 
 TEST_F(StatusFileWriterTest, DestroyingTheWriterStillWritesTheLastValue) {
   {
-    StatusFileWriter writer([this](const std::string& c) { return disk_.write(c); }, post());
-    writer.write("leader=true", nullptr);
-    ASSERT_TRUE(disk_.waitStarted(1));
-    writer.write("leader=false", [](const auto&) { ADD_FAILURE() << "the loop is gone"; });
+    runtime::BlockingWorker worker(post());
+    {
+      StatusFileWriter writer(toDisk(), worker);
+      writer.write("leader=true", nullptr);
+      ASSERT_TRUE(disk_.waitStarted(1));
+      writer.write("leader=false", [](const auto&) { ADD_FAILURE() << "the writer is gone"; });
+    }  // returns while the disk still blocks: the waiting value went to the worker
+    EXPECT_TRUE(disk_.landed().empty());
     disk_.open();
-  }  // joins after writing what was waiting
+  }  // the worker runs what was queued before its destruction returns
   EXPECT_EQ(disk_.landed(), (std::vector<std::string>{"leader=true", "leader=false"}));
   io_.run();  // outcomes posted for a writer that is gone do nothing
 }
@@ -176,7 +210,7 @@ TEST_F(StatusFileWriterTest, WritesARealFileAtomicallyOffTheLoop) {
   testing_support::TemporaryDirectory tmp;
   const auto path = tmp.path() / "leader.json";
   StatusFile file(path.string());
-  StatusFileWriter writer([&file](const std::string& c) { return file.write(c); }, post());
+  StatusFileWriter writer([&file](const std::string& c) { return file.write(c); }, worker_);
   EXPECT_EQ(writer.writeNow("{\"leader\":false}\n"), std::nullopt);
   std::optional<std::string> problem = "not yet";
   writer.write("{\"leader\":true}\n", [&](const auto& p) { problem = p; });
