@@ -16,6 +16,7 @@ Sidecar::Sidecar(time::Clock& clock, SidecarConfig config, SidecarPorts ports,
       logger_(logger),
       lease_(*ports_.store),
       elector_(clock_, lease_, config_.elector, std::move(random01)) {
+  elector_.setAlias(config_.alias);
   elector_.setEventHandler([this](const ElectorEvent& e) { onElectorEvent(e); });
 }
 
@@ -135,6 +136,11 @@ void Sidecar::onElectorEvent(const ElectorEvent& e) {
       return logger_.info("new leader observed", f);
     case ElectorEvent::Kind::kReleased:
       return logger_.info("released the lease", f);
+    case ElectorEvent::Kind::kHandoverRequested:
+      // Nothing acts for the leader in sidecar mode but the app, which hears leader=false at
+      // once: hand over now.
+      logger_.info("handover requested", f);
+      return elector_.handOver(nullptr);
     case ElectorEvent::Kind::kRenewed:
     case ElectorEvent::Kind::kObserved:
       return logger_.debug(election::toString(e.kind), f);

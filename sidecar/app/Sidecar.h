@@ -66,6 +66,8 @@ struct SidecarConfig {
   time::Duration drainBudget = std::chrono::seconds(2);
   // /healthz fails once the lease is held this long past D without a successful renewal.
   time::Duration unhealthyMargin = std::chrono::seconds(20);
+  // Another name this replica answers to in a handover request (its pod name); may be empty.
+  std::string alias{};
 };
 
 struct SidecarPorts {

@@ -50,7 +50,10 @@ Elector::Elector(time::Clock& clock, LeaseStore& store, ElectorConfig config,
       config_(checked(std::move(config))),
       random01_(std::move(random01)),
       wakeTimer_(clock.makeTimer([this] { step(); })),
-      deadlineTimer_(clock.makeTimer([this] { onDeadline(); })) {}
+      deadlineTimer_(clock.makeTimer([this] { onDeadline(); })),
+      releaseTimer_(clock.makeTimer([this] {
+        if (releasing_ && !inflight_) sendRelease(2);
+      })) {}
 
 Elector::~Elector() {
   if (started_ && config_.followerMode == FollowerMode::kWatch) store_.watch(nullptr);
@@ -155,7 +158,10 @@ void Elector::emit(ElectorEvent::Kind kind, std::string detail, time::Duration l
   } else if (observed_) {
     e.token = observed_->leaseTransitions;
   }
+  // A handler may answer by calling back (handOver on kHandoverRequested): see beginRelease.
+  emitting_ = true;
   handler_(e);
+  emitting_ = false;
 }
 
 void Elector::noteLeadershipChange(std::string detail, bool voluntary) {
@@ -473,6 +479,9 @@ void Elector::beginRelease(std::function<void()> done) {
   // Stop claiming first: whoever asks from now on hears leader=false.
   noteLeadershipChange("releasing the lease", /*voluntary=*/true);
   if (already || inflight_) return;  // the in-flight request's handler continues the release
+  // Called from an event handler: the code that emitted may be an answer's handler that goes
+  // on to send; the release goes out right after it instead (never two requests at once).
+  if (emitting_) return releaseTimer_->armAt(clock_.now());
   sendRelease(2);
 }
 

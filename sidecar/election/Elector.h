@@ -135,6 +135,7 @@ class Elector : private LeaseObserver {
   std::function<void(const ElectorEvent&)> handler_;
   std::unique_ptr<time::Timer> wakeTimer_;
   std::unique_ptr<time::Timer> deadlineTimer_;
+  std::unique_ptr<time::Timer> releaseTimer_;  // a release asked for from inside a handler
   // Guards callbacks that may arrive after destruction.
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 
@@ -142,6 +143,7 @@ class Elector : private LeaseObserver {
   bool stopped_ = false;    // stop(): no more competing
   bool releasing_ = false;  // a release is pending or in flight: never claim
   bool inflight_ = false;
+  bool emitting_ = false;  // inside handler_
   bool watchHealthy_ = false;
   std::function<void()> releaseDone_;
 
