@@ -1,7 +1,8 @@
 // leasehold: reads the configuration, wires Kubernetes access, one Sidecar and the status and
 // probe servers onto one event loop, and handles signals. The policy lives in app/Sidecar, the
-// per-Lease wiring in app/KubeSidecarPorts.
+// per-Lease wiring in app/KubeSidecarPorts, run mode's (leasehold run -- CMD) in app/RunMode.
 #include <signal.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -11,6 +12,7 @@
 
 #include "app/ApiConnections.h"
 #include "app/KubeSidecarPorts.h"
+#include "app/RunMode.h"
 #include "app/Sidecar.h"
 #include "app/SignalShutdown.h"
 #include "cluster/RestConfigLoader.h"
@@ -23,6 +25,8 @@
 #include "runtime/AsioClock.h"
 #include "runtime/BlockingWorker.h"
 #include "runtime/WatchTimeoutHook.h"
+#include "supervise/WatchdogOrder.h"
+#include "supervise/WatchdogProcess.h"
 
 namespace lh = leasehold;
 
@@ -48,6 +52,22 @@ lh::log::Logger makeLogger(const lh::config::Config& cfg) {
   return lh::log::Logger(cfg.logFormat == lh::config::LogFormat::Json ? lh::log::Format::kJson
                                                                       : lh::log::Format::kText,
                          level);
+}
+
+lh::supervise::SupervisorConfig supervisorConfig(const lh::config::Config& cfg,
+                                                 const lh::publish::LeaseName& lease) {
+  using lh::config::RestartPolicy;
+  lh::supervise::SupervisorConfig c;
+  c.command = cfg.command;
+  c.lease = lease.ns + "/" + lease.name;
+  c.identity = cfg.identity;
+  c.killGrace = cfg.killGrace;
+  c.drainTimeout = cfg.drainTimeout;
+  c.restart = cfg.restart == RestartPolicy::Always      ? lh::supervise::RestartPolicy::kAlways
+              : cfg.restart == RestartPolicy::OnFailure ? lh::supervise::RestartPolicy::kOnFailure
+                                                        : lh::supervise::RestartPolicy::kNever;
+  c.exitOnLoss = cfg.exitOnLoss;
+  return c;
 }
 
 // Renewals that hang past the renew deadline are useless: bound every request well inside it.
@@ -95,6 +115,13 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   if (watchHook.seconds) setup.watchTimeoutSeconds = *watchHook.seconds;
   if (!cfg.podLabel.empty()) setup.podLabel = {{cfg.podLabel, {podNamespace, podName}}};
   auto ports = lh::app::makeKubeSidecarPorts(setup, api, clock, worker, logger, random01);
+  std::unique_ptr<lh::app::RunMode> runMode;
+  if (cfg.runMode) {
+    auto started = lh::app::RunMode::start(io, clock, supervisorConfig(cfg, setup.lease), logger);
+    if (auto* problem = std::get_if<std::string>(&started)) return fail(*problem);
+    runMode = std::move(std::get<std::unique_ptr<lh::app::RunMode>>(started));
+    ports.command = runMode->port();
+  }
   std::optional<lh::publish::StatusServer> status;
   ports.leadershipMayHaveChanged = [&status] {
     if (status) status->leadershipMayHaveChanged();
@@ -122,14 +149,28 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   if (auto err = probes.listen())
     return fail("--probe-address " + cfg.probeAddress.toString() + ": " + *err);
 
+  const auto stopEverything = [&] {
+    status->stop();
+    probes.stop();
+    api.shutdown();
+    io.stop();
+  };
   lh::app::SignalShutdown signals(
-      io, logger, [&sidecar](auto finished) { sidecar.shutdown(std::move(finished)); },
-      [&] {
-        status->stop();
-        probes.stop();
-        api.shutdown();
-        io.stop();
-      });
+      io, logger,
+      [&](auto finished) {
+        if (runMode) runMode->noteSignal(signals.firstSignal());
+        sidecar.shutdown(std::move(finished));
+      },
+      stopEverything);
+  if (runMode) {
+    // A second signal kills the command's group (then the release); with none left, exit now.
+    signals.setSecondSignalHandler([&](int signo) {
+      if (runMode->secondSignal(signo)) return;
+      logger.warn("second signal: exiting at once", {{"signal", std::to_string(signo)}});
+      ::_exit(runMode->exitCode() != 0 ? runMode->exitCode() : 1);
+    });
+    runMode->setShutdownRequest([&] { sidecar.shutdown(stopEverything); });
+  }
 
   logger.info("starting", {{"identity", cfg.identity},
                            {"lease", setup.lease.ns + "/" + setup.lease.name},
@@ -139,16 +180,22 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
                            {"probes", cfg.probeAddress.host + ":" + std::to_string(probes.port())},
                            {"leaseDuration", lh::time::formatDuration(cfg.timings.leaseDuration)},
                            {"renewDeadline", lh::time::formatDuration(cfg.timings.renewDeadline)},
-                           {"retryPeriod", lh::time::formatDuration(cfg.timings.retryPeriod)}});
+                           {"retryPeriod", lh::time::formatDuration(cfg.timings.retryPeriod)},
+                           {"mode", cfg.runMode ? "run" : "sidecar"}});
   sidecar.start();
   io.run();
-  logger.info("stopped");
-  return 0;
+  const int code = runMode ? runMode->exitCode() : 0;
+  logger.info("stopped", {{"exitCode", std::to_string(code)}});
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Run mode's watchdog is this binary executed again: nothing else may run first.
+  if (lh::supervise::WatchdogProcess::invoked(argc, argv)) {
+    lh::supervise::WatchdogProcess::run(lh::supervise::kWatchdogOrderFd);
+  }
   ::signal(SIGPIPE, SIG_IGN);
   const auto env = lh::config::ConfigLoader::processEnvironment();
   const auto outcome = lh::config::ConfigLoader(env).load(argc, argv);

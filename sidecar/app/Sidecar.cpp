@@ -41,21 +41,54 @@ std::optional<std::string> Sidecar::unhealthyReason() const {
 }
 
 void Sidecar::release() {
-  logger_.info("release requested: stepping aside",
+  if (!ports_.command) {
+    logger_.info("release requested: stepping aside",
+                 {{"cooldown", time::formatDuration(config_.releaseCooldown)}});
+    elector_.releaseFor(config_.releaseCooldown, nullptr);
+    return;
+  }
+  if (stopping_ || releaseAfterCommand_) return;
+  logger_.info("release requested: stopping the command first, then stepping aside",
                {{"cooldown", time::formatDuration(config_.releaseCooldown)}});
-  elector_.releaseFor(config_.releaseCooldown, nullptr);
+  stopCommandThen([this] { elector_.releaseFor(config_.releaseCooldown, nullptr); });
+}
+
+// Run mode: the Lease is let go (released, handed over) only once the command is gone.
+void Sidecar::stopCommandThen(std::function<void()> letGo) {
+  if (stopping_ || releaseAfterCommand_) return;
+  releaseAfterCommand_ = true;
+  std::weak_ptr<char> alive = alive_;
+  ports_.command->stopForRelease([this, alive, letGo = std::move(letGo)] {
+    if (alive.expired() || !releaseAfterCommand_) return;
+    releaseAfterCommand_ = false;
+    if (stopping_) return;  // the shutdown releases
+    letGo();
+  });
 }
 
 bool Sidecar::shutdown(std::function<void()> done) {
   if (stopping_) return false;
   stopping_ = true;
   shutdownDone_ = std::move(done);
+  if (!ports_.command) {
+    stopAndRelease();
+    return true;
+  }
+  // Renewals go on while the command drains: the lease is still ours until it is gone.
+  std::weak_ptr<char> alive = alive_;
+  ports_.command->stopForShutdown([this, alive] {
+    if (alive.expired()) return;
+    stopAndRelease();
+  });
+  return true;
+}
+
+void Sidecar::stopAndRelease() {
   std::weak_ptr<char> alive = alive_;
   elector_.stop([this, alive] {
     if (alive.expired()) return;
     afterRelease();
   });
-  return true;
 }
 
 void Sidecar::afterRelease() {
@@ -94,6 +127,31 @@ void Sidecar::writeStatusFile() {
 }
 
 void Sidecar::onElectorEvent(const ElectorEvent& e) {
+  fanOut(e);
+  if (ports_.command) tellCommand(e);
+}
+
+// Run mode: after the log line, so that "became leader" comes before "command started".
+void Sidecar::tellCommand(const ElectorEvent& e) {
+  switch (e.kind) {
+    case ElectorEvent::Kind::kAcquired:
+    case ElectorEvent::Kind::kRenewed: {
+      const auto l = leadership();
+      if (l.leader && l.fencingToken && l.validUntilMono) {
+        ports_.command->leading(*l.fencingToken, *l.validUntilMono);
+      }
+      return;
+    }
+    case ElectorEvent::Kind::kSteppedDown:
+      return ports_.command->lost();
+    case ElectorEvent::Kind::kHandoverRequested:
+      return stopCommandThen([this] { elector_.handOver(nullptr); });
+    default:
+      return;
+  }
+}
+
+void Sidecar::fanOut(const ElectorEvent& e) {
   log::Fields f{{"holder", e.holder}, {"detail", e.detail}};
   if (e.token) f.emplace_back("token", std::to_string(*e.token));
   switch (e.kind) {
@@ -138,7 +196,8 @@ void Sidecar::onElectorEvent(const ElectorEvent& e) {
       return logger_.info("released the lease", f);
     case ElectorEvent::Kind::kHandoverRequested:
       // Nothing acts for the leader in sidecar mode but the app, which hears leader=false at
-      // once: hand over now.
+      // once: hand over now. In run mode the command is stopped first (tellCommand).
+      if (ports_.command) return logger_.info("handover requested: stopping the command first", f);
       logger_.info("handover requested", f);
       return elector_.handOver(nullptr);
     case ElectorEvent::Kind::kRenewed:

@@ -10,10 +10,18 @@
 // nothing visible changed), then on acquiring/stepping down an Event and the pod label, then
 // the log line.
 //
+// Run mode (ports.command, leasehold run): the supervised command hears of every acquisition
+// and renewal (the term's token and until when its claim holds) and of every step-down. It
+// is stopped before the Lease is let go: POST /leader/release, a handover request and
+// shutdown() first ask the command port to stop the command and keep renewing meanwhile (the
+// lease is still ours); only once its process group is gone does the release (or the
+// handover) happen.
+//
 // Shutdown (shutdown()): stop claiming and release the lease (Elector::stop), tell the stream,
 // write the status file with leader=false, set the pod label to false, let queued Events and
 // the label go out within drainBudget (both at once), wait for the status file to land, then
 // run done. A second shutdown() while one is running returns false: main exits at once.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -58,6 +66,18 @@ struct StatusFilePort {
   std::function<void(std::function<void()> done)> flush;
 };
 
+// Run mode's supervised command (app::RunMode on supervise::Supervisor in production).
+struct CommandPort {
+  // This replica leads term `token`, its claim valid until validUntil (acquired, renewed).
+  std::function<void(std::int64_t token, time::MonoTime validUntil)> leading;
+  // It stopped claiming (deadline passed, another holder, released, shutting down).
+  std::function<void()> lost;
+  // POST /leader/release: stop the command; ready runs once its process group is gone.
+  std::function<void(std::function<void()> ready)> stopForRelease;
+  // shutdown(): drain the command; ready runs once its process group is gone.
+  std::function<void(std::function<void()> ready)> stopForShutdown;
+};
+
 struct SidecarConfig {
   election::ElectorConfig elector;
   publish::LeaseName lease;
@@ -77,6 +97,7 @@ struct SidecarPorts {
   std::optional<StatusFilePort> statusFile;  // nullopt: no --status-file
   // Called on every elector event (StatusServer::leadershipMayHaveChanged).
   std::function<void()> leadershipMayHaveChanged;
+  std::optional<CommandPort> command;  // nullopt: sidecar mode
 };
 
 class Sidecar {
@@ -96,7 +117,8 @@ class Sidecar {
   // /healthz: nullopt when healthy, else why not (the lease held for D + margin without a
   // successful renewal blocks everybody while this process no longer claims it).
   std::optional<std::string> unhealthyReason() const;
-  // POST /leader/release: steps aside for the release cooldown.
+  // POST /leader/release: steps aside for the release cooldown (in run mode once the command
+  // has stopped).
   void release();
   // The shutdown sequence; done runs once it is complete. false (and nothing else happens)
   // when a shutdown is already running.
@@ -107,6 +129,10 @@ class Sidecar {
 
  private:
   void onElectorEvent(const election::ElectorEvent& e);
+  void fanOut(const election::ElectorEvent& e);
+  void tellCommand(const election::ElectorEvent& e);
+  void stopAndRelease();
+  void stopCommandThen(std::function<void()> letGo);
   void writeStatusFile();
   void afterRelease();
 
@@ -119,6 +145,7 @@ class Sidecar {
   election::Elector elector_;
   std::string statusFileProblem_;
   bool stopping_ = false;
+  bool releaseAfterCommand_ = false;  // run mode: a release waits for the command to stop
   std::function<void()> shutdownDone_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };

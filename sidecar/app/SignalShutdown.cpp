@@ -29,6 +29,7 @@ void SignalShutdown::await() {
       return;
     }
     running_ = true;
+    first_ = signo;
     logger_.info("shutting down: releasing the lease", {{"signal", std::to_string(signo)}});
     await();
     sequence_([this] {

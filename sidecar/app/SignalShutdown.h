@@ -17,6 +17,8 @@ class SignalShutdown {
   SignalShutdown(boost::asio::io_context& io, const log::Logger& logger, Sequence sequence,
                  std::function<void()> afterwards);
   void setSecondSignalHandler(std::function<void(int signo)> f) { second_ = std::move(f); }
+  // The signal that started the sequence (0 before one came): run mode forwards it.
+  int firstSignal() const { return first_; }
 
  private:
   void await();
@@ -27,6 +29,7 @@ class SignalShutdown {
   std::function<void()> afterwards_;
   std::function<void(int)> second_;
   bool running_ = false;
+  int first_ = 0;
 };
 
 }  // namespace leasehold::app

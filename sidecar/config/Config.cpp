@@ -24,4 +24,16 @@ std::string_view toString(FollowerMode mode) {
   return mode == FollowerMode::Poll ? "poll" : "watch";
 }
 
+std::string_view toString(RestartPolicy policy) {
+  switch (policy) {
+    case RestartPolicy::Never:
+      return "never";
+    case RestartPolicy::OnFailure:
+      return "on-failure";
+    case RestartPolicy::Always:
+      return "always";
+  }
+  return "never";
+}
+
 }  // namespace leasehold::config

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/ListenAddress.h"
 #include "election/ElectionTimings.h"
@@ -14,10 +15,12 @@ namespace leasehold::config {
 enum class LogFormat { Text, Json };
 enum class LogLevel { Debug, Info, Warn, Error };
 enum class FollowerMode { Watch, Poll };
+enum class RestartPolicy { Never, OnFailure, Always };
 
 std::string_view toString(LogFormat format);
 std::string_view toString(LogLevel level);
 std::string_view toString(FollowerMode mode);
+std::string_view toString(RestartPolicy policy);
 
 struct Config {
   std::string leaseName;  // required; DNS-1123 subdomain
@@ -44,6 +47,19 @@ struct Config {
   LogLevel logLevel = LogLevel::Info;
   FollowerMode followerMode = FollowerMode::Watch;
   bool printConfig = false;  // print the effective configuration and exit
+
+  // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
+  // (supervise::Supervisor). The settings below are rejected without it.
+  bool runMode = false;
+  std::vector<std::string> command;  // what follows --; never printed (it may carry secrets)
+  // SIGTERM to SIGKILL when leadership ends; less than the renew deadline. Default: half the
+  // renew deadline, at most 5 s.
+  time::Duration killGrace = std::chrono::seconds(5);
+  // SIGTERM/SIGINT to leasehold: how long the command may take before SIGKILL (fits a 30 s
+  // terminationGracePeriodSeconds).
+  time::Duration drainTimeout = std::chrono::seconds(25);
+  RestartPolicy restart = RestartPolicy::Never;  // when the command exits on its own
+  bool exitOnLoss = false;  // exit (non-zero) after a lost term instead of competing again
 };
 
 }  // namespace leasehold::config

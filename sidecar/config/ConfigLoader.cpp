@@ -1,7 +1,8 @@
 // Flags, environment and the YAML file into one validated Config (contract in ConfigLoader.h).
-// Why ~600 lines: one table of every setting (flag, variable, file key, parser, validation) and
-// the precedence rules over it; the parsers and checks that are not specific to this table live
-// in their own files (DurationParser, ListenAddress, KubernetesNameRules, Utf8, ConfigFile).
+// Why ~700 lines: one table of every setting (flag, variable, file key, parser, validation) and
+// the precedence rules over it, run mode's settings and `run ... -- CMD` included; the parsers and
+// checks that are not specific to this table live in their own files (DurationParser,
+// ListenAddress, KubernetesNameRules, Utf8, ConfigFile).
 #include "config/ConfigLoader.h"
 
 #include <unistd.h>
@@ -169,9 +170,36 @@ const std::vector<Setting>& settings() {
               {LogLevel::Debug, LogLevel::Info, LogLevel::Warn, LogLevel::Error})},
       {"print-config", "printConfig", ValueKind::Boolean, "",
        "Print the effective configuration as YAML and exit", boolean(&Config::printConfig)},
+      // Run mode only (kRunOnly).
+      {"kill-grace", "killGrace", ValueKind::Duration, "DURATION",
+       "When leadership ends, SIGTERM to the command's process group, SIGKILL this much later; "
+       "less than --renew-deadline (default: half of it, at most 5s)",
+       duration([](Config& c) -> time::Duration& { return c.killGrace; })},
+      {"drain-timeout", "drainTimeout", ValueKind::Duration, "DURATION",
+       "On SIGTERM/SIGINT, how long the command may take to exit before SIGKILL; the lease is "
+       "renewed meanwhile and released after (default 25s)",
+       duration([](Config& c) -> time::Duration& { return c.drainTimeout; })},
+      {"restart", "restart", ValueKind::Choice, "never|on-failure|always",
+       "When the command exits on its own while leading: release and exit with its status "
+       "(never), or start it again in the same term after 1s..30s (default never)",
+       choice(&Config::restart,
+              {RestartPolicy::Never, RestartPolicy::OnFailure, RestartPolicy::Always})},
+      {"exit-on-loss", "exitOnLoss", ValueKind::Boolean, "",
+       "After a lost term exit with status 3 (Kubernetes restarts the container) instead of "
+       "competing again",
+       boolean(&Config::exitOnLoss)},
   };
   return table;
 }
+
+// The settings of `leasehold run`: rejected without it.
+const std::set<std::string>& runOnly() {
+  static const std::set<std::string> flags = {"kill-grace", "drain-timeout", "restart",
+                                              "exit-on-loss"};
+  return flags;
+}
+
+constexpr const char* kRunUsage = "leasehold run [flags] -- CMD [ARGS...]";
 
 const char* expectedInFile(ValueKind kind) {
   switch (kind) {
@@ -274,6 +302,30 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
   const bool timingsParsed = !unparsed.contains("lease-duration") &&
                              !unparsed.contains("renew-deadline") &&
                              !unparsed.contains("retry-period");
+  if (config.runMode) {
+    if (config.command.empty() || config.command.front().empty()) {
+      problems.push_back(std::string("leasehold run: no command after -- (") + kRunUsage + ")");
+    }
+    if (!unparsed.contains("kill-grace") && !unparsed.contains("renew-deadline")) {
+      if (config.killGrace <= time::Duration::zero()) {
+        problems.push_back(name("kill-grace") + ": must be more than 0");
+      } else if (config.killGrace >= config.timings.renewDeadline) {
+        problems.push_back(name("kill-grace") + " must be less than " + name("renew-deadline") +
+                           ": " + time::formatDuration(config.killGrace) + " is not less than " +
+                           time::formatDuration(config.timings.renewDeadline) +
+                           " (the command must be stopped before the claim ends)");
+      }
+    }
+    if (!unparsed.contains("drain-timeout") && config.drainTimeout <= time::Duration::zero()) {
+      problems.push_back(name("drain-timeout") + ": must be more than 0");
+    }
+  } else {
+    for (const auto& flag : runOnly()) {
+      if (origins.contains(flag) || unparsed.contains(flag)) {
+        problems.push_back(name(flag) + ": only for " + kRunUsage);
+      }
+    }
+  }
   if (timingsParsed) {
     if (auto problem = config.timings.validate()) {
       // The message names leasehold's flags; say which other names they were given as.
@@ -389,7 +441,9 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
       "LEASEHOLD_LEASE_NAME) or in the YAML file given by --config with camelCase keys (e.g. "
       "leaseName). Flags win over the environment, which wins over the file. A compatibility "
       "flag and the leasehold flag it stands for may both be given only with the same value. "
-      "Long flags may also be written with one dash, as Go programs accept (-election=NAME).");
+      "Long flags may also be written with one dash, as Go programs accept (-election=NAME). "
+      "Run mode, leasehold run [flags] -- CMD [ARGS...], runs CMD only while this replica "
+      "leads and stops it before another replica may lead.");
 
   std::map<std::string, std::string> flagText;
   std::map<std::string, bool> flagBoolean;
@@ -402,7 +456,9 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
     return options[flag];
   };
   for (const auto& setting : settings()) {
-    addOption(setting.flag, setting.kind == ValueKind::Boolean, setting.help, setting.typeName);
+    auto* option =
+        addOption(setting.flag, setting.kind == ValueKind::Boolean, setting.help, setting.typeName);
+    if (runOnly().contains(setting.flag)) option->group(std::string("Run mode: ") + kRunUsage);
   }
   std::string configPath;
   auto* configOption =
@@ -415,8 +471,25 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
         ->group(compatible.group);
   }
 
+  // `run` first selects run mode; everything after the first -- is the command, untouched.
+  bool runMode = false;
+  std::vector<std::string> flagArgs = args;
+  std::vector<std::string> command;
+  if (!flagArgs.empty() && flagArgs.front() == "run") {
+    runMode = true;
+    flagArgs.erase(flagArgs.begin());
+    const auto dashes = std::find(flagArgs.begin(), flagArgs.end(), "--");
+    if (dashes != flagArgs.end()) {
+      command.assign(dashes + 1, flagArgs.end());
+      flagArgs.erase(dashes, flagArgs.end());
+    }
+  } else if (std::find(args.begin(), args.end(), "--") != args.end()) {
+    return ConfigError{std::string("a command after -- needs run mode: ") + kRunUsage};
+  }
+
   try {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants them reversed
+    std::vector<std::string> reversed(flagArgs.rbegin(),
+                                      flagArgs.rend());  // CLI11 wants them reversed
     for (auto& arg : reversed)
       arg = withTwoDashes(arg, options);
     app.parse(reversed);
@@ -623,6 +696,12 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
   // given says who this replica is, as contrib's --id did.
   config.podName = !podName.empty() ? podName : origins.contains("identity") ? "" : hostname;
   if (!origins.contains("release-cooldown")) config.releaseCooldown = config.timings.leaseDuration;
+  config.runMode = runMode;
+  config.command = command;
+  if (!origins.contains("kill-grace")) {
+    config.killGrace =
+        std::min<time::Duration>(std::chrono::seconds(5), config.timings.renewDeadline / 2);
+  }
 
   validate(config, origins, unparsed, problems);
   if (!problems.empty()) {

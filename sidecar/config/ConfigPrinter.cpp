@@ -42,6 +42,13 @@ std::string ConfigPrinter::print(const Config& config) {
   out << YAML::Key << "followerMode" << YAML::Value << std::string(toString(config.followerMode));
   out << YAML::Key << "logFormat" << YAML::Value << std::string(toString(config.logFormat));
   out << YAML::Key << "logLevel" << YAML::Value << std::string(toString(config.logLevel));
+  if (config.runMode) {
+    // The command itself is not printed: its arguments may carry secrets.
+    out << YAML::Key << "killGrace" << YAML::Value << time::formatDuration(config.killGrace);
+    out << YAML::Key << "drainTimeout" << YAML::Value << time::formatDuration(config.drainTimeout);
+    out << YAML::Key << "restart" << YAML::Value << std::string(toString(config.restart));
+    out << YAML::Key << "exitOnLoss" << YAML::Value << config.exitOnLoss;
+  }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -9,6 +9,15 @@ namespace leasehold::supervise {
 
 using namespace std::chrono_literals;
 
+namespace {
+
+// Durations in the log, to the millisecond ("9.846s", not "9846132427ns").
+std::string forLog(time::Duration d) {
+  return time::formatDuration(std::chrono::round<std::chrono::milliseconds>(d));
+}
+
+}  // namespace
+
 const char* toString(RestartPolicy p) {
   switch (p) {
     case RestartPolicy::kNever:
@@ -101,7 +110,7 @@ void Supervisor::onGroupExit(std::uint64_t generation, ExitStatus status) {
   killTimer_->disarm();
   logger_.info("command exited", {{"pid", std::to_string(pid_)},
                                   {"status", status.describe()},
-                                  {"ran", time::formatDuration(now - startedAt_)}});
+                                  {"ran", forLog(now - startedAt_)}});
   pid_ = -1;
   if (shutdownSignals_ > 0) exitCodeAfterShutdown_ = status.shellCode();
   // Ended on its own: not signalled by us, nothing else ending it, and the claim still valid
@@ -125,7 +134,7 @@ void Supervisor::commandEndedOnItsOwn(time::MonoTime now, const ExitStatus& stat
   restartAt_ = now + nextBackoff_;
   logger_.warn("command ended: restarting it in the same term",
                {{"status", status.describe()},
-                {"in", time::formatDuration(nextBackoff_)},
+                {"in", forLog(nextBackoff_)},
                 {"restart", toString(config_.restart)}});
   nextBackoff_ = std::min(nextBackoff_ * 2, config_.backoffMax);
 }
@@ -184,8 +193,7 @@ void Supervisor::steerGroup(time::MonoTime now) {
   } else if (groupToken_ != *token_) {
     why = "a new term began";
   } else if (now >= validUntil_ - config_.killGrace) {
-    why = "renewals failing: the renew deadline is " + time::formatDuration(validUntil_ - now) +
-          " away";
+    why = "renewals failing: the renew deadline is " + forLog(validUntil_ - now) + " away";
   }
 
   if (group_ == Group::kRunning) {
@@ -200,7 +208,7 @@ void Supervisor::steerGroup(time::MonoTime now) {
     const log::Fields f{{"signal", signalName(signo)},
                         {"pid", std::to_string(pid_)},
                         {"why", why},
-                        {"killIn", time::formatDuration(std::max(killAt - now, time::Duration{}))}};
+                        {"killIn", forLog(std::max(killAt - now, time::Duration{}))}};
     if (shutdownSignals_ == 1 || releaseRequested_) {
       logger_.info("stopping the command", f);
     } else {

@@ -138,6 +138,27 @@ class SidecarTest : public ::testing::Test {
     return ss.str();
   }
 
+  // Run mode: a command port whose calls go to the journal; a stop ends when the test says.
+  SidecarPorts withCommand(SidecarPorts p) {
+    p.command =
+        CommandPort{[this](std::int64_t token, time::MonoTime validUntil) {
+                      journal_.push_back("command:leading " + std::to_string(token) + " for " +
+                                         time::formatDuration(validUntil - clock_.now()));
+                    },
+                    [this] { journal_.push_back("command:lost"); },
+                    [this](std::function<void()> ready) {
+                      EXPECT_FALSE(commandStop_.done) << "asked to stop twice";
+                      journal_.push_back("command:stop-for-release");
+                      commandStop_ = {0s, std::move(ready)};
+                    },
+                    [this](std::function<void()> ready) {
+                      EXPECT_FALSE(commandStop_.done) << "asked to stop twice";
+                      journal_.push_back("command:stop-for-shutdown");
+                      commandStop_ = {0s, std::move(ready)};
+                    }};
+    return p;
+  }
+
   testing_support::TemporaryDirectory tmp_;
   std::string logFile_;
   int logFd_ = -1;
@@ -149,7 +170,7 @@ class SidecarTest : public ::testing::Test {
   publish::Metrics metrics_;
   std::unique_ptr<Sidecar> sidecar_;
   Journal journal_;
-  Pending eventsDrain_, labelDrain_, flush_;
+  Pending eventsDrain_, labelDrain_, flush_, commandStop_;
   std::string lastFile_;
   std::optional<std::string> initialFileProblem_;
   std::vector<std::optional<std::string>> nextFileProblems_;
@@ -431,6 +452,100 @@ TEST_F(SidecarTest, ReleaseWaitsForARenewalInFlightAndNeverClaimsMeanwhile) {
   flush_.finish();
   EXPECT_EQ(finished, 1);
   EXPECT_EQ(leaderField(lastFile_), "leader=false");
+}
+
+// ---- run mode (ports.command) ------------------------------------------------------------
+
+TEST_F(SidecarTest, RunModeTellsTheCommandEveryAcquisitionAndRenewalAfterTheOtherChannels) {
+  auto& s = make(withCommand(ports()));
+  s.start();
+  clock_.runDue();
+  ASSERT_TRUE(s.leadership().leader);
+  const std::string token = std::to_string(backend_.current()->leaseTransitions);
+  // The claim lasts R from the write's send time (this store answers at once).
+  EXPECT_TRUE(contains(
+      journal_, {"event:a became leader", "label:true", "command:leading " + token + " for 10s"}))
+      << testing::PrintToString(journal_);
+  const auto before = journal_.size();
+  clock_.advance(2s);
+  EXPECT_TRUE(contains(since(before), {"command:leading " + token + " for 10s"}))
+      << testing::PrintToString(since(before));
+  EXPECT_NE(logText().find("became leader"), std::string::npos);
+}
+
+TEST_F(SidecarTest, RunModeSteppingDownTellsTheCommand) {
+  auto& s = make(withCommand(ports()));
+  s.start();
+  clock_.runDue();
+  store_->setPartitioned(true);
+  clock_.advance(10s);
+  EXPECT_FALSE(s.leadership().leader);
+  EXPECT_EQ(journal_.back(), "command:lost") << testing::PrintToString(journal_);
+}
+
+TEST_F(SidecarTest, RunModeReleaseStopsTheCommandFirstAndRenewsMeanwhile) {
+  auto& s = make(withCommand(ports()));
+  s.start();
+  clock_.runDue();
+  s.release();
+  EXPECT_EQ(journal_.back(), "command:stop-for-release");
+  EXPECT_TRUE(s.leadership().leader) << "the lease is ours while the command stops";
+  const auto updates = store_->counters().update;
+  clock_.advance(4s);
+  EXPECT_EQ(store_->counters().update, updates + 2) << "renewals go on";
+  EXPECT_EQ(backend_.current()->holderIdentity, "a");
+  s.release();  // a second request while the first waits: nothing new
+  commandStop_.finish();
+  EXPECT_FALSE(s.leadership().leader);
+  clock_.runDue();
+  EXPECT_EQ(backend_.current()->holderIdentity, "") << "released once the command is gone";
+  EXPECT_TRUE(contains(journal_, {"event:a stopped leading", "label:false", "command:lost"}));
+  EXPECT_NE(logText().find("release requested: stopping the command first"), std::string::npos);
+}
+
+TEST_F(SidecarTest, RunModeShutdownDrainsTheCommandWhileRenewingThenReleases) {
+  auto& s = make(withCommand(ports()));
+  s.start();
+  clock_.runDue();
+  int finished = 0;
+  ASSERT_TRUE(s.shutdown([&] { finished++; }));
+  EXPECT_EQ(journal_.back(), "command:stop-for-shutdown");
+  EXPECT_TRUE(s.leadership().leader);
+  const auto updates = store_->counters().update;
+  clock_.advance(20s);  // a long drain
+  EXPECT_EQ(store_->counters().update, updates + 10) << "renewals go on during the drain";
+  EXPECT_TRUE(s.leadership().leader);
+  EXPECT_EQ(backend_.current()->holderIdentity, "a");
+  EXPECT_FALSE(eventsDrain_.done) << "nothing of the shutdown sequence before the command is gone";
+  s.release();  // ignored: the shutdown releases
+  commandStop_.finish();
+  clock_.runDue();
+  EXPECT_EQ(backend_.current()->holderIdentity, "");
+  ASSERT_TRUE(eventsDrain_.done);
+  eventsDrain_.finish();
+  labelDrain_.finish();
+  flush_.finish();
+  EXPECT_EQ(finished, 1);
+  EXPECT_EQ(leaderField(lastFile_), "leader=false");
+}
+
+TEST_F(SidecarTest, RunModeHandsOverOnlyOnceTheCommandHasStopped) {
+  auto& s = make(withCommand(ports()));
+  s.start();
+  clock_.runDue();
+  auto r = *backend_.current();
+  r.preferredHolder = "b";
+  backend_.put(r);
+  clock_.runDue();
+  EXPECT_EQ(journal_.back(), "command:stop-for-release") << testing::PrintToString(journal_);
+  clock_.advance(2s);
+  EXPECT_TRUE(s.leadership().leader) << "still leading, still renewing, while the command stops";
+  EXPECT_EQ(backend_.current()->holderIdentity, "a");
+  commandStop_.finish();
+  clock_.runDue();
+  EXPECT_FALSE(s.leadership().leader);
+  EXPECT_EQ(backend_.current()->holderIdentity, "") << "handed over: released for b";
+  EXPECT_NE(logText().find("handover requested: stopping the command first"), std::string::npos);
 }
 
 TEST_F(SidecarTest, TwoSidecarsOnOneLoopLeadTheirOwnLeases) {

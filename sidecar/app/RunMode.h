@@ -1,0 +1,69 @@
+#pragma once
+// Run mode's wiring (`leasehold run [flags] -- CMD`): supervise::Supervisor on the real process
+// side (PosixProcessLauncher, ChildReaper, the watchdog process), presented to the Sidecar as its
+// CommandPort, plus the way out: the exit code, and a shutdown the Supervisor asks for itself
+// (the command ended with --restart never, a lost term with --exit-on-loss, the watchdog died).
+//
+// What the Supervisor decides reaches the Sidecar posted to the loop, never from inside the
+// elector event that caused it: the Sidecar's continuation may call into the elector.
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "app/Sidecar.h"
+#include "log/Logger.h"
+#include "supervise/ChildReaper.h"
+#include "supervise/PosixProcessLauncher.h"
+#include "supervise/Supervisor.h"
+#include "supervise/Watchdog.h"
+#include "time/Clock.h"
+
+namespace leasehold::app {
+
+class RunMode {
+ public:
+  // Makes this process a child subreaper and starts the watchdog (`executable __watchdog`:
+  // the leasehold binary itself, /proc/self/exe); the problem when it cannot.
+  static std::variant<std::unique_ptr<RunMode>, std::string> start(
+      boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig config,
+      const log::Logger& logger, const std::string& executable = "/proc/self/exe");
+  ~RunMode();
+  RunMode(const RunMode&) = delete;
+  RunMode& operator=(const RunMode&) = delete;
+
+  CommandPort port();
+  // The Supervisor is done on its own: the caller runs the shutdown sequence (Sidecar::shutdown,
+  // whose drain then finds nothing left to stop).
+  void setShutdownRequest(std::function<void()> f) { shutdownRequest_ = std::move(f); }
+  // The first SIGTERM/SIGINT: the signal the drain forwards to the command's group.
+  void noteSignal(int signo) { signal_ = signo; }
+  // A second signal: true when it went to the Supervisor (SIGKILL to the group, then the
+  // release); false when there is no command left to stop (the caller exits at once).
+  bool secondSignal(int signo);
+  // leasehold's exit status: the command's (the shell's convention), 3 after a lost term with
+  // --exit-on-loss, 70 when the watchdog died, 0 when no command was running at the end.
+  int exitCode() const { return exitCode_; }
+
+ private:
+  RunMode(boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig config,
+          const log::Logger& logger, std::unique_ptr<supervise::Watchdog> watchdog);
+  void post(std::function<void()> f);
+  void finished(int code);
+
+  boost::asio::io_context& io_;
+  const log::Logger& logger_;
+  supervise::ChildReaper reaper_;
+  std::unique_ptr<supervise::Watchdog> watchdog_;
+  supervise::PosixProcessLauncher launcher_;
+  supervise::Supervisor supervisor_;
+  std::function<void()> shutdownRequest_;
+  std::function<void()> releaseReady_;
+  std::function<void()> shutdownReady_;
+  int signal_ = 0;
+  int exitCode_ = 0;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::app
