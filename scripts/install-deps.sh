@@ -22,6 +22,7 @@ packages=(
   # tests, demo, benchmarks
   openssl ca-certificates curl python3 procps iproute2
   jq  # tests/integration/dropin_scenarios.py: contrib's app reads .name with jq
+  strace  # tests/integration/loop_scenarios.py: slows every fsync (fault injection)
   wrk  # tests/load/run (not in CI)
   nginx  # bench/run: /leader next to nginx serving the same JSON (not in CI); wrk above too
   # promtool, which checks /metrics in the integration tests

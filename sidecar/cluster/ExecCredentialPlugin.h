@@ -1,13 +1,15 @@
 #pragma once
-// Runs a client-go credential plugin (users[].user.exec in a kubeconfig) and parses what it
-// prints.
+// A client-go credential plugin (users[].user.exec in a kubeconfig): what to run and what its
+// answer means. Running it is someone else's job: ExecTokenSource starts the process through a
+// ProcessLauncher on the event loop and kills it at the deadline, so nothing here blocks.
 //
-// Running it blocks the calling thread until the plugin exits: at most `timeout` (10 s by
-// default). That happens only at start-up, when a credential expires, and after a 401, so the
-// event loop pauses rarely; a renewal in flight at that moment is simply late, which the renew
-// deadline absorbs. Output is capped so a broken plugin cannot exhaust memory. The plugin's stderr
-// passes through to ours (plugins print hints there); stdin is /dev/null, since there is nobody
-// to answer a prompt.
+// processSpec() resolves the command (PATH, or relative to the kubeconfig's folder, as client-go
+// does) and builds the arguments and the environment (ours, the kubeconfig's env on top, and
+// KUBERNETES_EXEC_INFO). interpret() turns how the process ended into a credential or a message
+// that names the command and where it was configured, never its output or an env value.
+// Output is capped so a broken plugin cannot exhaust memory. The plugin's stderr passes through
+// to ours (plugins print hints there); stdin is /dev/null, since there is nobody to answer a
+// prompt.
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "cluster/ExecCredential.h"
+#include "cluster/ProcessLauncher.h"
 #include "cluster/RestConfigResult.h"
 
 namespace leasehold::cluster {
@@ -35,6 +38,8 @@ struct ExecPluginConfig {
   std::optional<std::string> clusterInfoJson;
   // Where it was configured, for messages: "kubeconfig /x/config:12: users[0].user.exec".
   std::string origin;
+  // The kubeconfig user it authenticates, for messages; empty when unknown.
+  std::string user;
 };
 
 class ExecCredentialPlugin {
@@ -49,10 +54,16 @@ class ExecCredentialPlugin {
   ExecCredentialPlugin(ExecPluginConfig config, Environment environment,
                        std::chrono::milliseconds timeout = kDefaultTimeout);
 
-  LoadResult<ExecCredential> run() const;
+  // The process to start, or why there is none (command not found, not executable).
+  LoadResult<ProcessSpec> processSpec() const;
+  // The credential in what the process printed, or why there is none. `timedOut`: the caller
+  // killed it at the deadline (timeout()).
+  LoadResult<ExecCredential> interpret(const ProcessExit& exit, bool timedOut) const;
 
   const ExecPluginConfig& config() const { return config_; }
-  // `exec plugin "aws" (kubeconfig /x/config:12: users[0].user.exec)`: command, never env.
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  // `exec plugin "aws" of user "dev" (kubeconfig /x/config:12: users[0].user.exec)`: command,
+  // user and origin, never an env value.
   std::string describe() const;
 
  private:

@@ -71,6 +71,7 @@ LoadResult<std::string> normalizeServer(const KubeconfigValue<std::string>& serv
 }
 
 LoadResult<std::shared_ptr<TokenSource>> execTokenSource(const KubeconfigExec& exec,
+                                                         const std::string& user,
                                                          const RestConfig& cluster,
                                                          const Kubeconfig::Environment& env,
                                                          const RestConfigClocks& clocks) {
@@ -81,6 +82,7 @@ LoadResult<std::shared_ptr<TokenSource>> execTokenSource(const KubeconfigExec& e
   plugin.baseDirectory = exec.location.file.parent_path();
   plugin.installHint = exec.installHint;
   plugin.origin = exec.location.describe();
+  plugin.user = user;
   if (!exec.apiVersion || exec.apiVersion->value.empty()) {
     return exec.location.error("apiVersion: missing (use " +
                                std::string(ExecCredential::kApiVersionV1) + ")");
@@ -294,7 +296,7 @@ LoadResult<RestConfig> Kubeconfig::restConfig(const std::optional<std::string>& 
     if (hasValue(user->token) || hasValue(user->tokenFile)) {
       return user->exec->location.error("cannot be combined with token or tokenFile");
     }
-    auto source = execTokenSource(*user->exec, config, env, clocks);
+    auto source = execTokenSource(*user->exec, user->name, config, env, clocks);
     if (!source) return source.error();
     config.tokenSource = std::move(source).value();
   } else if (hasValue(user->tokenFile)) {

@@ -26,16 +26,25 @@ std::optional<std::chrono::seconds> parseRetryAfter(const net::HttpHeaders& h) {
   return std::chrono::seconds(n);
 }
 
-// The net stream behind an ApiStream; owning it keeps it open (dropping it cancels).
+// The net stream behind an ApiStream; owning it keeps it open (dropping it cancels). The net
+// stream is opened once the credentials are there: at once, unless an exec plugin is running.
 class HttpsApiStream final : public ApiStream {
  public:
-  explicit HttpsApiStream(std::shared_ptr<net::HttpsClient::StreamHandle> handle)
-      : handle_(std::move(handle)) {}
-  void cancel() override { handle_->cancel(); }
-  bool active() const override { return handle_->active(); }
+  void opened(std::shared_ptr<net::HttpsClient::StreamHandle> handle) {
+    handle_ = std::move(handle);
+  }
+  void failedToOpen() { failed_ = true; }
+  bool cancelled() const { return cancelled_; }
+  void cancel() override {
+    cancelled_ = true;
+    if (handle_) handle_->cancel();
+  }
+  bool active() const override { return !cancelled_ && (handle_ ? handle_->active() : !failed_); }
 
  private:
   std::shared_ptr<net::HttpsClient::StreamHandle> handle_;
+  bool cancelled_ = false;
+  bool failed_ = false;
 };
 
 }  // namespace
@@ -46,6 +55,7 @@ ApiClient::ApiClient(boost::asio::io_context& io, cluster::RestConfig config, st
   net::HttpsClient::Options options;
   options.resolver = &resolver;
   http_ = std::make_unique<net::HttpsClient>(io, config_.server, tlsFor(config_, nullptr), options);
+  if (config_.tokenSource) tokenSourceOnLoop_ = config_.tokenSource->attach(io);
 }
 
 ApiClient::~ApiClient() = default;
@@ -54,11 +64,12 @@ void ApiClient::shutdown() {
   http_->shutdown();
 }
 
-net::HttpsClient::Request ApiClient::build(const ApiRequest& r) {
+net::HttpsClient::Request ApiClient::build(const ApiRequest& r,
+                                           std::chrono::milliseconds deadline) {
   net::HttpsClient::Request req;
   req.method = r.method;
   req.target = r.path;
-  req.deadline = r.deadline;
+  req.deadline = deadline;
   req.headers.emplace_back("User-Agent", userAgent_);
   req.headers.emplace_back("Accept", "application/json");
   if (!r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
@@ -83,42 +94,90 @@ void ApiClient::call(ApiRequest request, std::function<void(ApiResponse)> done) 
   send(std::move(request), std::move(done), false);
 }
 
+void ApiClient::withCredentials(
+    std::chrono::milliseconds deadline,
+    std::function<void(std::optional<std::string> problem, std::chrono::milliseconds left)> then) {
+  if (!config_.tokenSource) return then(std::nullopt, deadline);
+  config_.tokenSource->whenUsable(
+      deadline, [deadline, then = std::move(then)](const cluster::TokenWait& wait) {
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(wait.waited);
+        then(wait.problem, std::max(deadline - waited, std::chrono::milliseconds(1)));
+      });
+}
+
 void ApiClient::send(ApiRequest request, std::function<void(ApiResponse)> done,
                      bool retriedAfter401) {
-  auto req = build(request);
   std::weak_ptr<char> alive = alive_;
-  http_->request(std::move(req), [this, alive, request = std::move(request), done = std::move(done),
-                                  retriedAfter401](net::HttpsClient::Result result) mutable {
+  const auto deadline = request.deadline;
+  withCredentials(deadline, [this, alive, request = std::move(request), done = std::move(done),
+                             retriedAfter401](std::optional<std::string> problem,
+                                              std::chrono::milliseconds left) mutable {
     if (alive.expired()) return;
-    ApiResponse out;
-    if (!result.ok()) {
-      out.error = result.error().message;
-    } else {
-      auto& resp = result.response();
-      out.code = resp.status;
-      out.body = std::move(resp.body);
-      out.retryAfter = parseRetryAfter(resp.headers);
-      ApiStatus s;
-      if (decodeStatus(out.body, s)) out.status = std::move(s);
-      if (!out.ok() && !out.status) {
-        // kube-apiserver's 429 is plain text; keep a short, printable excerpt.
-        out.error = out.body.substr(0, 200);
-      }
+    if (problem) {
+      ApiResponse out;
+      out.error = std::move(*problem);
+      if (observer_) observer_(request.verb, 0);
+      done(std::move(out));
+      return;
     }
-    if (observer_) observer_(request.verb, out.code);
-    if (out.code == 401 && config_.tokenSource) {
-      // The token may have rotated (projected tokens, exec credentials): fetch a fresh one and
-      // try once more.
-      config_.tokenSource->invalidate();
-      if (!retriedAfter401) return send(std::move(request), std::move(done), true);
-    }
-    done(std::move(out));
+    auto req = build(request, left);
+    http_->request(std::move(req),
+                   [this, alive, request = std::move(request), done = std::move(done),
+                    retriedAfter401](net::HttpsClient::Result result) mutable {
+                     if (alive.expired()) return;
+                     ApiResponse out;
+                     if (!result.ok()) {
+                       out.error = result.error().message;
+                     } else {
+                       auto& resp = result.response();
+                       out.code = resp.status;
+                       out.body = std::move(resp.body);
+                       out.retryAfter = parseRetryAfter(resp.headers);
+                       ApiStatus s;
+                       if (decodeStatus(out.body, s)) out.status = std::move(s);
+                       if (!out.ok() && !out.status) {
+                         // kube-apiserver's 429 is plain text; keep a short, printable excerpt.
+                         out.error = out.body.substr(0, 200);
+                       }
+                     }
+                     if (observer_) observer_(request.verb, out.code);
+                     if (out.code == 401 && config_.tokenSource) {
+                       // The token may have rotated (projected tokens, exec credentials): fetch a
+                       // fresh one and try once more.
+                       config_.tokenSource->invalidate();
+                       if (!retriedAfter401) return send(std::move(request), std::move(done), true);
+                     }
+                     done(std::move(out));
+                   });
   });
 }
 
 std::shared_ptr<ApiStream> ApiClient::stream(ApiRequest request, ApiStreamCallbacks cb,
                                              std::chrono::milliseconds idleTimeout) {
-  auto req = build(request);
+  auto out = std::make_shared<HttpsApiStream>();
+  std::weak_ptr<HttpsApiStream> weak = out;
+  std::weak_ptr<char> alive = alive_;
+  const auto deadline = request.deadline;
+  withCredentials(
+      deadline, [this, alive, weak, request = std::move(request), cb = std::move(cb), idleTimeout](
+                    std::optional<std::string> problem, std::chrono::milliseconds left) mutable {
+        const auto stream = weak.lock();
+        if (alive.expired() || !stream || stream->cancelled()) return;  // given up meanwhile
+        if (problem) {
+          stream->failedToOpen();
+          if (observer_) observer_(request.verb, 0);
+          cb.onEnd(std::move(problem));
+          return;
+        }
+        stream->opened(openStream(request, left, std::move(cb), idleTimeout));
+      });
+  return out;
+}
+
+std::shared_ptr<net::HttpsClient::StreamHandle> ApiClient::openStream(
+    const ApiRequest& request, std::chrono::milliseconds deadline, ApiStreamCallbacks cb,
+    std::chrono::milliseconds idleTimeout) {
+  auto req = build(request, deadline);
   struct State {
     int status = 0;
     std::string errorBody;
@@ -152,8 +211,7 @@ std::shared_ptr<ApiStream> ApiClient::stream(ApiRequest request, ApiStreamCallba
   };
   net::HttpsClient::StreamOptions options;
   options.idleTimeout = idleTimeout;
-  return std::make_shared<HttpsApiStream>(
-      http_->stream(std::move(req), std::move(callbacks), options));
+  return http_->stream(std::move(req), std::move(callbacks), options);
 }
 
 }  // namespace leasehold::kube

@@ -3,6 +3,10 @@
 // sidecar runs on): bearer tokens from a TokenSource (re-read after a 401, one retry), client
 // certificates (static or from an exec plugin), the User-Agent, Status bodies parsed into typed
 // errors, Retry-After. Never puts a credential into a message.
+//
+// A request waits for its credential only when the token source has no usable one (an exec
+// plugin's first run, or its run after a 401); the wait counts against the request's deadline,
+// and a request whose deadline passes first fails as "no answer" (code 0, a transient error).
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -43,8 +47,17 @@ class ApiClient final : public ApiTransport {
   void shutdown();
 
  private:
-  net::HttpsClient::Request build(const ApiRequest& r);
+  net::HttpsClient::Request build(const ApiRequest& r, std::chrono::milliseconds deadline);
+  // Runs `then` once the token source has something to send (at once, usually), with the time
+  // left of `deadline`; or with the reason there is nothing to send within it.
+  void withCredentials(
+      std::chrono::milliseconds deadline,
+      std::function<void(std::optional<std::string> problem, std::chrono::milliseconds left)> then);
   void send(ApiRequest request, std::function<void(ApiResponse)> done, bool retriedAfter401);
+  std::shared_ptr<net::HttpsClient::StreamHandle> openStream(const ApiRequest& request,
+                                                             std::chrono::milliseconds deadline,
+                                                             ApiStreamCallbacks cb,
+                                                             std::chrono::milliseconds idleTimeout);
 
   cluster::RestConfig config_;
   std::string userAgent_;
@@ -52,6 +65,9 @@ class ApiClient final : public ApiTransport {
   std::shared_ptr<const cluster::ClientCertificate> currentCert_;
   std::function<void(const std::string&, int)> observer_;
   std::function<void(const std::string&)> warn_;
+  // Keeps a token source that works on the loop (exec plugin) bound to it; dropped before
+  // the io_context goes.
+  std::shared_ptr<void> tokenSourceOnLoop_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "LoopRunner.h"
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
 #include "cluster/ExecTokenSource.h"
@@ -95,7 +96,9 @@ TEST_F(SecretRedactionTest, ExecPluginErrors) {
     config.command = dir_.script("plugin.sh", body).string();
     config.env = {{"SECRET_ENV", kSecret}};
     ExecTokenSource source(ExecCredentialPlugin(config, env));
-    const auto result = source.token();
+    LoopRunner loop;
+    const auto attachment = source.attach(loop.io);
+    const auto result = loop.usableToken(source);
     ASSERT_TRUE(result.warning) << body;
     EXPECT_THAT(*result.warning, Not(HasSubstr(kSecret))) << body;
     EXPECT_THAT(source.describe(), Not(HasSubstr(kSecret)));
