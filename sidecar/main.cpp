@@ -126,14 +126,15 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   ports.leadershipMayHaveChanged = [&status] {
     if (status) status->leadershipMayHaveChanged();
   };
-  lh::app::Sidecar sidecar(
-      clock,
-      {{lh::election::Identity{cfg.identity}, cfg.timings,
-        cfg.followerMode == lh::config::FollowerMode::Poll ? lh::election::FollowerMode::kPoll
-                                                           : lh::election::FollowerMode::kWatch},
-       setup.lease,
-       cfg.releaseCooldown},
-      std::move(ports), metrics, logger, random01);
+  lh::app::SidecarConfig sidecarConfig{
+      {lh::election::Identity{cfg.identity}, cfg.timings,
+       cfg.followerMode == lh::config::FollowerMode::Poll ? lh::election::FollowerMode::kPoll
+                                                          : lh::election::FollowerMode::kWatch},
+      setup.lease,
+      cfg.releaseCooldown};
+  sidecarConfig.alias = cfg.podName;  // a handover request may name the pod instead
+  lh::app::Sidecar sidecar(clock, std::move(sidecarConfig), std::move(ports), metrics, logger,
+                           random01);
 
   status.emplace(io, lh::net::HttpServer::Options{cfg.httpAddress.host, cfg.httpAddress.port},
                  clock, setup.lease,

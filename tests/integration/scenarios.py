@@ -112,6 +112,36 @@ def sigterm(env):
 
 
 @scenario
+def handover_request(env):
+    """kubectl label keeps the term; kubectl annotate leasehold.io/preferred-holder=<follower>
+    moves leadership to that follower at once, token + 1, and the new holder removes it."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        env.kubectl("label", "lease", "demo", "team=payments", "-n", env.namespace)
+        time.sleep(3 * P)
+        st = leader.status()
+        check(st["leader"] and st["fencingToken"] == token,
+              f"a metadata-only edit keeps the leader's term: {st}")
+        target = next(s for s in sidecars if s is not leader)
+        t0 = time.monotonic()
+        env.kubectl("annotate", "lease", "demo", f"leasehold.io/preferred-holder={target.name}",
+                    "-n", env.namespace)
+        new = the_leader(sidecars, timeout=D + P + 3)
+        took = time.monotonic() - t0
+        log(f"handover on request: {took * 1000:.0f} ms (including kubectl)")
+        check(new is target, f"the named replica leads: {new.name}, asked for {target.name}")
+        check(new.status()["fencingToken"] == token + 1, "token went up by one")
+        check(took < 1.0, f"the handover should not wait for expiry: {took:.3f}s")
+        time.sleep(3 * P)
+        lease = env.lease()
+        check("leasehold.io/preferred-holder" not in lease["metadata"].get("annotations", {}),
+              f"the new holder removed the request: {lease['metadata']}")
+        check(lease["metadata"]["labels"]["team"] == "payments", "the label survived")
+    obs.check_safety()
+
+
+@scenario
 def sigstop(env):
     """A paused leader answers leader=false the moment it wakes; claims never overlap."""
     sidecars, leader = start(env)
