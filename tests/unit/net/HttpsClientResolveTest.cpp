@@ -16,6 +16,7 @@
 #include "Fetch.h"
 #include "ScriptedServer.h"
 #include "TestCertificates.h"
+#include "ThreadCount.h"
 #include "net/WorkerHostResolver.h"
 #include "runtime/BlockingWorker.h"
 
@@ -26,12 +27,7 @@ using Kind = HttpsClient::Error::Kind;
 using Answer = HostResolver::Answer;
 using namespace std::chrono_literals;
 
-std::size_t threadsInProcess() {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
-    n++;
-  return n;
-}
+using leasehold::testing::threadsInProcess;
 
 // Lookups the test sees: which hosts, on which thread, and (when closed) held until it opens.
 class ObservedLookUp {

@@ -21,17 +21,14 @@
 #include <thread>
 #include <vector>
 
+#include "ThreadCount.h"
+
 namespace leasehold::runtime {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::size_t threadsInProcess() {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
-    n++;
-  return n;
-}
+using leasehold::testing::threadsInProcess;
 
 // A latch the test opens; jobs wait on it (bounded).
 class Gate {
