@@ -48,7 +48,7 @@ import jsonschema
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from leasehold_testing import Failure, check  # noqa: E402
+from leasehold_testing import Failure, check, run_steps  # noqa: E402
 from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, deep_merge  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
@@ -654,16 +654,7 @@ def main():
         print(f"FAIL: {e}")
         return 1
     names = args.checks or [c for c in CHECKS if c != "flags" or args.sidecar]
-    failed = []
-    for name in names:
-        print(f"=== {name}")
-        try:
-            CHECKS[name](helm, args)
-        except (Failure, HelmError) as e:
-            print(f"FAIL {name}: {e}")
-            failed.append(name)
-    print("FAILED: " + " ".join(failed) if failed else "PASS")
-    return 1 if failed else 0
+    return run_steps(names, lambda name: CHECKS[name](helm, args), (Failure, HelmError))
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
-from leasehold_testing import ControlPlane, Failure, check, log, wait_for  # noqa: E402
+from leasehold_testing import ControlPlane, Failure, check, log, run_steps, wait_for  # noqa: E402
 from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, documents  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
@@ -360,21 +360,12 @@ def main():
                   f"server {server}, tests/realkube/go.mod pins v{helm.kube_version}")
             log(f"kube-apiserver {server} at {cp.env['APISERVER_URL']}; "
                 f"{helm.run('version', '--short').stdout.strip()}")
-            state, failed = {}, []
-            for name in names:
-                log(f"=== {name}")
-                t0 = time.monotonic()
-                try:
-                    STEPS[name](cp, helm, state)
-                    log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
-                except (Failure, HelmError, subprocess.TimeoutExpired) as e:
-                    log(f"FAIL {name}: {e}")
-                    failed.append(name)
+            state = {}
+            return run_steps(names, lambda name: STEPS[name](cp, helm, state),
+                             (Failure, HelmError, subprocess.TimeoutExpired))
     except (Failure, HelmMissing) as e:
         log(f"FAIL: {e}")
         return 1
-    log("FAILED: " + " ".join(failed) if failed else "PASS")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ from pathlib import Path
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from leasehold_testing import Env, Failure, check, free_port, the_leader, wait_for  # noqa: E402
+from leasehold_testing import Env, Failure, check, free_port, run_steps, the_leader, wait_for  # noqa: E402
 from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -559,16 +559,7 @@ def main():
             return 1
     names = args.checks or [c for c in CHECKS
                             if c != "prometheus" or (args.sidecar and args.apiserver)]
-    failed = []
-    for name in names:
-        print(f"=== {name}")
-        try:
-            CHECKS[name](helm, args)
-        except (Failure, HelmError) as e:
-            print(f"FAIL {name}: {e}")
-            failed.append(name)
-    print("FAILED: " + " ".join(failed) if failed else "PASS")
-    return 1 if failed else 0
+    return run_steps(names, lambda name: CHECKS[name](helm, args), (Failure, HelmError))
 
 
 if __name__ == "__main__":

@@ -34,14 +34,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_monitoring  # noqa: E402  (ALL_ON, DASHBOARD)
-from leasehold_testing import ControlPlane, Failure, check, log  # noqa: E402
+from leasehold_testing import ControlPlane, Failure, check, log, run_steps  # noqa: E402
 from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
@@ -234,21 +233,12 @@ def main():
             helm = Helm(args.helm, kubeconfig=cp.env["KUBECONFIG"])
             server = json.loads(cp.kubectl("get", "--raw", "/version").stdout)["gitVersion"]
             log(f"kube-apiserver {server}; {helm.run('version', '--short').stdout.strip()}")
-            state, failed = {}, []
-            for name in steps:
-                log(f"=== {name}")
-                t0 = time.monotonic()
-                try:
-                    STEPS[name](cp, helm, args, state)
-                    log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
-                except (Failure, HelmError, subprocess.TimeoutExpired) as e:
-                    log(f"FAIL {name}: {e}")
-                    failed.append(name)
+            state = {}
+            return run_steps(steps, lambda name: STEPS[name](cp, helm, args, state),
+                             (Failure, HelmError, subprocess.TimeoutExpired))
     except (Failure, HelmMissing) as e:
         log(f"FAIL: {e}")
         return 1
-    log("FAILED: " + " ".join(failed) if failed else "PASS")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ What a scenario file needs is here at the top (`from leasehold_testing import En
 check, ...`); the rest is imported from its module:
 
   timings          the scaled D, R, P and their flags
-  checks           log, Failure, check, wait_for
+  checks           log, Failure, check, wait_for, run_steps
   ports            free_port: the one port picker (below the ephemeral range)
   http_calls       http_get, http_request
   kube_time        epoch: a Kubernetes MicroTime as seconds
@@ -37,7 +37,7 @@ check, ...`); the rest is imported from its module:
   paths            ROOT: the repository
 """
 from .audit_log import AuditLog
-from .checks import Failure, check, log, wait_for
+from .checks import Failure, check, log, run_steps, wait_for
 from .control_plane import ControlPlane
 from .env import Env
 from .http_calls import http_get, http_request
@@ -52,4 +52,4 @@ from .timings import TIMINGS, D, P, R
 
 __all__ = ["AuditLog", "ControlPlane", "D", "Env", "Failure", "Observer", "P", "R", "RealEnv",
            "Sidecar", "TIMINGS", "TcpProxy", "check", "free_port", "http_get", "http_request",
-           "log", "real_options", "run_scenarios", "the_leader", "wait_for", "write_kubeconfig"]
+           "log", "real_options", "run_scenarios", "run_steps", "the_leader", "wait_for", "write_kubeconfig"]

@@ -1,5 +1,5 @@
-"""What every test step uses: a timestamped log line, the Failure a check raises, and waiting
-for a condition with a deadline."""
+"""What every test step uses: a timestamped log line, the Failure a check raises, waiting for a
+condition with a deadline, and running named steps one after the other (run_steps)."""
 import time
 
 
@@ -25,3 +25,21 @@ def wait_for(what, fn, timeout, interval=0.02):
         if time.monotonic() > deadline:
             raise Failure(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def run_steps(names, run_one, errors=(Failure,)):
+    """Runs the named steps in order (`run_one(name)`); a step that raises one of `errors` fails
+    on its own and the others still run. Prints a line per step and PASS or FAILED: <names>;
+    returns the exit status."""
+    failed = []
+    for name in names:
+        log(f"=== {name}")
+        t0 = time.monotonic()
+        try:
+            run_one(name)
+            log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
+        except errors as e:
+            log(f"FAIL {name}: {e}")
+            failed.append(name)
+    log("FAILED: " + " ".join(failed) if failed else "PASS")
+    return 1 if failed else 0
