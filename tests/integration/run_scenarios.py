@@ -1,0 +1,573 @@
+#!/usr/bin/env python3
+"""Run mode with real processes: 3 `leasehold run` replicas whose command
+(run_mode_command.py) records its start in a shared journal, writes its token to a fenced SQLite
+store every 50 ms and keeps a grandchild (`sh -c 'sleep 1000 & wait'`), through the faults of
+issue 13: kill -9, SIGSTOP for 2D and a partition of the leading supervisor, SIGTERM (drain),
+POST /leader/release, the command crashing (with and without --restart on-failure), a command
+that ignores SIGTERM, a second signal, --exit-on-loss.
+
+    run_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`, --list)
+
+Every scenario ends with the same checks, over every command instance the Monitor saw (found in
+/proc as a child of a supervisor, its start being the kernel's fork time; stopped when no
+process of its group runs any more, zombies aside):
+  - no two instances ran at the same time ([start, stop] never overlap, across replicas);
+  - every instance stopped by R after its supervisor's last successful renewal of that term
+    (the "became leader"/"renewed" log lines: their time, after the write's send time, plus R,
+    so the bound is if anything generous by a request's round trip), + TOLERANCE;
+  - no process of a stopped group survives (the grandchild and the sleep under it included);
+  - no write with a token older than an instance already started was attempted, so none can
+    have been accepted, and the accepted tokens never go down;
+plus each scenario's own checks (exit codes as issue 13 specifies, timings of SIGTERM/SIGKILL).
+Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace 500ms, --drain-timeout 3s.
+"""
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from leasehold_testing import D, P, R, Sidecar, check, http_request, log, run_scenarios, wait_for
+from leasehold_testing.fenced_store import FencedStore
+from leasehold_testing.kube_time import epoch
+
+HERE = Path(__file__).resolve().parent
+COMMAND = HERE / "run_mode_command.py"
+KILL_GRACE, DRAIN_TIMEOUT = 0.5, 3.0
+RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
+# The Monitor polls every 20 ms on a machine shared with builds: "stopped by R" allows this much.
+# The bound that matters for safety, D after the last renewal, is D - R = 0.5 s later still.
+TOLERANCE = 0.25
+TICKS = os.sysconf("SC_CLK_TCK")
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+class RunReplica(Sidecar):
+    """A `leasehold run [the Sidecar's flags] [run flags] -- python3 run_mode_command.py ...`
+    process; --log-level debug so that every renewal is in its log."""
+
+    def __init__(self, env, name, command, run_flags):
+        super().__init__(env, name, extra_args=("--log-level", "debug"))
+        self.args = [self.args[0], "run", *self.args[1:], *run_flags, "--", *command]
+
+    def claims(self):
+        """(token, claim end in wall-clock seconds) for every confirmed write of a term: the log
+        line's time + R."""
+        out = []
+        for line in self.log_lines():
+            if line.get("msg") in ("became leader", "renewed") and "token" in line:
+                out.append((int(line["token"]), epoch(line["ts"]) + R))
+        return out
+
+    def exit_code(self, timeout=10):
+        """The process's exit status once it has ended (waits up to `timeout`)."""
+        rc = self.reap(timeout)
+        return rc
+
+
+def boot_to_wall():
+    """Seconds to add to a CLOCK_BOOTTIME reading to get wall-clock time, now."""
+    return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+def scan_proc():
+    """pid -> (ppid, pgrp, state, start in wall-clock seconds) for every process."""
+    offset = boot_to_wall()
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        out[int(entry)] = (int(fields[1]), int(fields[2]), fields[0],
+                           int(fields[19]) / TICKS + offset)
+    return out
+
+
+def cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def running_in_group(pid, group):
+    """Whether `pid` runs (is not a zombie) in process group `group`."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z" and int(fields[2]) == group
+
+
+def group_gone(group):
+    """No process of the group runs: none left at all (kill(-group, 0) fails), or zombies only."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return not any(pgrp == group and state != "Z"
+                   for (_, pgrp, state, _) in scan_proc().values())
+
+
+class Instance:
+    """One run of the command: from its fork (the kernel's start time, at 10 ms resolution,
+    rounded down) until no process of its group runs. `last_alive`: the latest moment a process
+    of the group was seen running; `stop`: the first moment none was."""
+
+    def __init__(self, replica, pid, start):
+        self.replica, self.pid, self.start = replica, pid, start
+        self.members = {pid}
+        self.last_alive = start
+        self.stop = None
+        self.token = None
+        self.grandchild = None
+        self.term_at = None
+
+    def __repr__(self):
+        stop = f"{self.stop:.3f}" if self.stop else "running"
+        return (f"<{self.replica.name} pid {self.pid} token {self.token} "
+                f"{self.start:.3f}..{stop}>")
+
+
+class Monitor(threading.Thread):
+    """Every 5 ms, whether each running command's group still runs (its known processes'
+    /proc/PID/stat; when none does, kill(-group, 0) or a full scan decides); every 20 ms, the
+    supervisors' new command children and group members in /proc and the new journal lines."""
+
+    def __init__(self, replicas, journal):
+        super().__init__(daemon=True)
+        self.replicas, self.journal = replicas, Path(journal)
+        self.instances = {}  # pid -> Instance
+        self.events = []     # journal records
+        self.offset = 0
+        self.stop_event = threading.Event()
+        self.lock = threading.Lock()
+
+    def run(self):
+        tick = 0
+        while not self.stop_event.is_set():
+            if tick % 4 == 0:
+                self.scan()
+            self.watch_groups()
+            tick += 1
+            self.stop_event.wait(0.005)
+
+    def watch_groups(self):
+        with self.lock:
+            running = [i for i in self.instances.values() if i.stop is None]
+        for inst in running:
+            before = time.time()
+            if any(running_in_group(pid, inst.pid) for pid in list(inst.members)):
+                inst.last_alive = before
+            elif group_gone(inst.pid):
+                inst.stop = time.time()
+            else:
+                self.scan()  # a member this monitor did not know yet
+
+    def scan(self):
+        procs = scan_proc()
+        with self.lock:
+            supervisors = {r.proc.pid: r for r in self.replicas if r.proc is not None}
+            for pid, (ppid, pgrp, state, start) in procs.items():
+                if (ppid in supervisors and pid == pgrp and pid not in self.instances
+                        and "run_mode_command.py" in cmdline(pid)):
+                    self.instances[pid] = Instance(supervisors[ppid], pid, start)
+                if state != "Z" and pgrp in self.instances:
+                    self.instances[pgrp].members.add(pid)
+            self.read_journal(procs)
+
+    def read_journal(self, procs):
+        if not self.journal.exists():
+            return
+        with open(self.journal, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for line in data[:end].splitlines():
+            record = json.loads(line)
+            self.events.append(record)
+            pid = record["pid"]
+            inst = self.instances.get(pid)
+            if inst is None and record["event"] == "start":
+                # Started and (maybe) gone between two scans: its own record says when.
+                replica = next((r for r in self.replicas if r.name == record["identity"]), None)
+                start = procs[pid][3] if pid in procs else record["t"]
+                inst = self.instances[pid] = Instance(replica, pid, start)
+                inst.last_alive = record["t"]
+            if inst is None:
+                continue
+            if record["event"] == "start":
+                inst.token, inst.grandchild = record["token"], record["grandchild"]
+                inst.last_alive = max(inst.last_alive, record["t"])
+            elif record["event"] == "term":
+                inst.term_at = record["t"]
+
+    def finish(self):
+        self.stop_event.set()
+        self.join()
+        self.scan()
+        self.watch_groups()
+
+    def of(self, replica):
+        with self.lock:
+            return sorted((i for i in self.instances.values() if i.replica is replica),
+                          key=lambda i: i.start)
+
+    def all(self):
+        with self.lock:
+            return sorted(self.instances.values(), key=lambda i: i.start)
+
+    def running(self):
+        return [i for i in self.all() if i.stop is None]
+
+
+class RunCluster:
+    """3 replicas of `leasehold run`, the journal, the fenced store, the Monitor."""
+
+    def __init__(self, env, n=3, run_flags=(), command_flags=()):
+        self.env = env
+        self.journal = env.dir / "journal.jsonl"
+        self.store_path = env.dir / "fenced.db"
+        FencedStore(self.store_path)  # creates the tables before any command writes
+        command = ["python3", str(COMMAND), "--journal", str(self.journal), "--store",
+                   str(self.store_path), *command_flags]
+        self.replicas = [RunReplica(env, f"replica-{i}", command, [*RUN_FLAGS, *run_flags])
+                         for i in range(n)]
+        env.sidecars.extend(self.replicas)
+        self.monitor = Monitor(self.replicas, self.journal)
+
+    def __enter__(self):
+        self.monitor.start()
+        for r in self.replicas:
+            r.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.monitor.is_alive():
+            self.monitor.finish()
+
+    def leading_instance(self, timeout=D + P + 5, after=None):
+        """The one running instance (a newer one than `after`), once its journal record is in."""
+        def one():
+            running = [i for i in self.monitor.running() if i.token is not None]
+            if after is not None:
+                running = [i for i in running if i.pid != after.pid and i.start > after.start]
+            return running[0] if len(running) == 1 else None
+        return wait_for("one running command", one, timeout)
+
+    def stopped(self, inst, timeout):
+        wait_for(f"{inst} to stop", lambda: inst.stop is not None, timeout)
+        return inst
+
+    def end(self, expected_codes=None):
+        """SIGTERM to every live replica, their exit codes (checked against `expected_codes`,
+        name -> code, for those given), then the common checks."""
+        for r in self.replicas:
+            if r.alive():
+                r.signal(signal.SIGCONT)
+                r.signal(signal.SIGTERM)
+        codes = {r.name: r.exit_code(timeout=DRAIN_TIMEOUT + 10) for r in self.replicas}
+        time.sleep(0.1)
+        self.monitor.finish()
+        log("exit codes:", codes)
+        for name, code in (expected_codes or {}).items():
+            check(codes[name] == code, f"{name} exited {codes[name]}, expected {code}")
+        self.check_safety()
+        return codes
+
+    # ---- the checks every scenario ends with -------------------------------------------------
+    def check_safety(self):
+        instances = self.monitor.all()
+        log("instances:", instances)
+        check(instances, "no command ever ran")
+        for i in instances:
+            check(i.stop is not None, f"{i} never stopped")
+        # No overlap, across replicas (and within one: a restart follows the previous run).
+        # Overlap is certain when b had surely started (its fork time, rounded down to the 10 ms
+        # tick, + 10 ms) while a was still seen running; the two clocks read are the same.
+        for a, b in zip(instances, instances[1:]):
+            check(b.start + 0.01 >= a.last_alive,
+                  f"{a} and {b} ran at the same time: {b} started "
+                  f"{a.last_alive - b.start:.3f}s before {a} was last seen running")
+        gaps = [b.start - a.stop for a, b in zip(instances, instances[1:])]
+        if gaps:
+            log(f"gaps between instances (next fork - group gone, each to ~10 ms): "
+                + ", ".join(f"{g:.3f}s" for g in gaps))
+        # Stopped by R after the last successful renewal of its term.
+        worst = None
+        for i in instances:
+            if i.token is None:
+                continue
+            ends = [end for token, end in i.replica.claims() if token == i.token and end <= i.stop + R]
+            check(ends, f"{i}: no confirmed write of term {i.token} in its supervisor's log")
+            claim_end = max(ends)
+            margin = claim_end - i.stop
+            worst = margin if worst is None else min(worst, margin)
+            check(i.stop <= claim_end + TOLERANCE,
+                  f"{i} stopped {i.stop - claim_end:.3f}s after its claim ended (R after the "
+                  f"last renewal)")
+        if worst is not None:
+            log(f"every command stopped before its claim ended; the closest by {worst:.3f}s")
+        # Nothing of a stopped group survives.
+        procs = scan_proc()
+        for i in instances:
+            alive = [pid for pid, (_, pgrp, state, _) in procs.items()
+                     if pgrp == i.pid and state != "Z"]
+            check(not alive, f"{i}: processes {alive} of its group survive")
+            if i.grandchild:
+                check(i.grandchild not in procs or procs[i.grandchild][2] == "Z",
+                      f"{i}: grandchild {i.grandchild} survives")
+        # Fencing: no attempt with a token older than an instance that had already started.
+        rows = FencedStore(self.store_path).rows()
+        accepted = [r for r in rows if r[5]]
+        tokens = [r[1] for r in accepted]
+        check(tokens == sorted(tokens), "accepted tokens went down")
+        started = [(i.start, i.token) for i in instances if i.token is not None]
+        stale = [r for r in rows
+                 if any(start < r[4] and token > r[1] for start, token in started)]
+        check(not stale, f"{len(stale)} write(s) with a stale token, first {stale[:3]}")
+        log(f"fenced writes: {len(accepted)} accepted, {len(rows) - len(accepted)} rejected, "
+            "0 stale")
+
+
+def release(replica):
+    code, body = http_request(replica.port, "POST", "/leader/release")
+    check(code == 202, f"POST /leader/release: {code} {body}")
+    return json.loads(body)
+
+
+@scenario
+def basic(env):
+    """One replica runs the command with its term in the environment; the others run nothing."""
+    with RunCluster(env) as c:
+        inst = c.leading_instance()
+        start = next(e for e in c.monitor.events if e["event"] == "start")
+        lease = env.lease()
+        check(start["token"] == lease["spec"].get("leaseTransitions", 0),
+              f"LEASEHOLD_FENCING_TOKEN {start['token']} is the term's: {lease['spec']}")
+        check(start["identity"] == inst.replica.name == lease["spec"]["holderIdentity"],
+              f"LEASEHOLD_IDENTITY {start['identity']} is the holder's")
+        check(start["lease"] == f"{env.namespace}/demo", f"LEASEHOLD_LEASE {start['lease']}")
+        check(os.getpgid(inst.pid) == inst.pid, "the command leads a process group of its own")
+        time.sleep(3)
+        check(len(c.monitor.all()) == 1, f"one command only: {c.monitor.all()}")
+        check(inst.replica.status()["leader"], "its supervisor leads")
+        c.end({r.name: 0 for r in c.replicas})
+
+
+@scenario
+def kill9(env):
+    """kill -9 of the leading supervisor: its whole group dies at once (PR_SET_PDEATHSIG and the
+    watchdog); the next command starts after D with a higher token."""
+    with RunCluster(env) as c:
+        first = c.leading_instance()
+        time.sleep(1)
+        t0 = time.time()
+        first.replica.kill()
+        c.stopped(first, 2)
+        log(f"the group was gone {first.stop - t0:.3f}s after kill -9 of its supervisor")
+        check(first.stop - t0 < 1.0, "the command dies with its supervisor")
+        second = c.leading_instance(after=first)
+        check(second.token > first.token, f"a new term: {first.token} -> {second.token}")
+        log(f"next command after {second.start - t0:.2f}s (D = {D}s)")
+        c.end({first.replica.name: -9})
+
+
+@scenario
+def sigstop(env):
+    """SIGSTOP of the leading supervisor for 2D: the watchdog kills its command by R; the next
+    one starts only after D; the woken supervisor runs nothing."""
+    with RunCluster(env) as c:
+        first = c.leading_instance()
+        time.sleep(1)
+        t0 = time.time()
+        first.replica.signal(signal.SIGSTOP)
+        c.stopped(first, R + 2)
+        log(f"stopped {first.stop - t0:.3f}s after SIGSTOP of its supervisor (R = {R}s)")
+        second = c.leading_instance(after=first)
+        time.sleep(max(0.0, t0 + 2 * D - time.time()))
+        first.replica.signal(signal.SIGCONT)
+        time.sleep(1.5)
+        check(first.replica.alive(), "the woken supervisor keeps running")
+        check(len(c.monitor.of(first.replica)) == 1, "and started nothing in somebody's term")
+        check(second.stop is None, "the new leader's command still runs")
+        c.end({r.name: 0 for r in c.replicas})
+
+
+@scenario
+def partition(env):
+    """The leading supervisor cut off from the API: SIGTERM at R - kill-grace, its group gone by
+    R; the next command after D."""
+    with RunCluster(env) as c:
+        first = c.leading_instance()
+        time.sleep(1)
+        env.partition(first.replica.name)
+        c.stopped(first, R + 2)
+        check(first.term_at is not None, "the command got SIGTERM first")
+        claim_end = max(end for token, end in first.replica.claims() if token == first.token)
+        log(f"SIGTERM {claim_end - first.term_at:.3f}s before the claim ended "
+            f"(kill-grace {KILL_GRACE}s), stopped {claim_end - first.stop:.3f}s before it")
+        check(claim_end - first.term_at >= KILL_GRACE - TOLERANCE,
+              "SIGTERM came kill-grace before the deadline")
+        second = c.leading_instance(after=first)
+        check(second.replica is not first.replica, "another replica took over")
+        env.heal(first.replica.name)
+        c.end({r.name: 0 for r in c.replicas})
+
+
+@scenario
+def sigterm_drain(env):
+    """SIGTERM to the leading supervisor: the command gets SIGTERM and takes 1 s while renewals
+    go on; the Lease is released only after it exited; leasehold exits with its status (0)."""
+    with RunCluster(env, command_flags=["--term-delay", "1.0"]) as c:
+        first = c.leading_instance()
+        time.sleep(1)
+        t0 = time.time()
+        first.replica.signal(signal.SIGTERM)
+        c.stopped(first, DRAIN_TIMEOUT + 2)
+        check(first.term_at is not None and first.term_at - t0 < 0.5, "SIGTERM forwarded")
+        check(first.stop - t0 >= 1.0, "the drain took the command's time")
+        renewed_after = [end for token, end in first.replica.claims()
+                         if token == first.token and end - R > t0 + 0.1]
+        check(renewed_after, "renewals went on during the drain")
+        second = c.leading_instance(after=first, timeout=D + 3)
+        log(f"drain {first.stop - t0:.2f}s; next command {second.start - first.stop:.3f}s after "
+            "the group was gone")
+        check(second.start - first.stop < D,
+              "released after the drain: the next replica did not wait for D")
+        check(first.replica.exit_code() == 0, "leasehold exits with the command's status")
+        c.end()
+
+
+@scenario
+def release_request(env):
+    """POST /leader/release: the command stops first (SIGTERM), then the Lease moves at once; the
+    released supervisor stays, running nothing."""
+    with RunCluster(env) as c:
+        first = c.leading_instance()
+        time.sleep(1)
+        t0 = time.time()
+        answer = release(first.replica)
+        check(answer["wasLeader"], f"{answer}")
+        c.stopped(first, KILL_GRACE + 2)
+        check(first.term_at is not None, "SIGTERM first")
+        second = c.leading_instance(after=first)
+        log(f"stopped {first.stop - t0:.3f}s after the request; next command "
+            f"{second.start - first.stop:.3f}s later")
+        check(second.start - first.stop < D, "released after the stop, taken at once")
+        time.sleep(1)
+        check(first.replica.alive(), "the released replica keeps running")
+        check(len(c.monitor.of(first.replica)) == 1, "without a command")
+        c.end({r.name: 0 for r in c.replicas})
+
+
+@scenario
+def crash(env):
+    """The command crashes (exit 7) with --restart never: its supervisor releases and exits 7;
+    the next replica's command starts at once (and crashes the same way)."""
+    with RunCluster(env, command_flags=["--crash-after", "1.0", "--crash-code", "7"]) as c:
+        first = c.leading_instance()
+        check(first.replica.exit_code(timeout=5) == 7, "leasehold exits with the command's status")
+        second = c.leading_instance(after=first)
+        log(f"next command {second.start - first.stop:.3f}s after the crash")
+        check(second.start - first.stop < D, "released: no wait for D")
+        check(second.replica.exit_code(timeout=5) == 7, "the next one too")
+        third = c.leading_instance(after=second)
+        check(third.replica.exit_code(timeout=5) == 7, "and the last one")
+        c.end({r.name: 7 for r in c.replicas})
+
+
+@scenario
+def crash_restart(env):
+    """--restart on-failure: the crashed command starts again in the same term with the same
+    token after 1 s, then 2 s; nobody else runs it."""
+    with RunCluster(env, run_flags=["--restart", "on-failure"],
+                    command_flags=["--crash-after", "0.3", "--crash-code", "1"]) as c:
+        first = c.leading_instance()
+        wait_for("three runs", lambda: len(c.monitor.of(first.replica)) >= 3, 8)
+        runs = c.monitor.of(first.replica)[:3]
+        wait_for("journal records", lambda: all(r.token is not None for r in runs), 2)
+        check(all(r.token == first.token for r in runs), f"the same token: {runs}")
+        waits = [b.start - a.stop for a, b in zip(runs, runs[1:])]
+        log(f"restarted after {', '.join(f'{w:.2f}s' for w in waits)}")
+        check(0.9 <= waits[0] <= 1.6 and 1.9 <= waits[1] <= 2.6, "backoff 1 s, then 2 s")
+        check(all(i.replica is first.replica for i in c.monitor.all()), "nobody else ran it")
+        c.end({r.name: 0 for r in c.replicas})
+
+
+@scenario
+def ignores_sigterm(env):
+    """A command that ignores SIGTERM: SIGKILL at --kill-grace after POST /leader/release, at
+    --drain-timeout after SIGTERM to leasehold (which exits 137, the command's status)."""
+    with RunCluster(env, command_flags=["--ignore-term"]) as c:
+        first = c.leading_instance()
+        time.sleep(0.5)
+        t0 = time.time()
+        release(first.replica)
+        c.stopped(first, KILL_GRACE + 2)
+        log(f"release: SIGKILL took it {first.stop - t0:.3f}s after the request "
+            f"(kill-grace {KILL_GRACE}s)")
+        check(KILL_GRACE - 0.15 <= first.stop - t0 <= KILL_GRACE + 0.5, "SIGKILL at the grace")
+        second = c.leading_instance(after=first)
+        time.sleep(0.5)
+        t1 = time.time()
+        second.replica.signal(signal.SIGTERM)
+        c.stopped(second, DRAIN_TIMEOUT + 2)
+        log(f"drain: SIGKILL took it {second.stop - t1:.3f}s after SIGTERM "
+            f"(drain-timeout {DRAIN_TIMEOUT}s)")
+        check(DRAIN_TIMEOUT - 0.2 <= second.stop - t1 <= DRAIN_TIMEOUT + 0.8,
+              "SIGKILL at the drain timeout")
+        check(second.replica.exit_code() == 128 + 9, "leasehold exits 137")
+        c.end()
+
+
+@scenario
+def second_signal(env):
+    """A second SIGTERM during the drain: SIGKILL to the group at once, release, exit 137."""
+    with RunCluster(env, command_flags=["--ignore-term"]) as c:
+        first = c.leading_instance()
+        time.sleep(0.5)
+        first.replica.signal(signal.SIGTERM)
+        time.sleep(0.5)
+        check(first.stop is None, "still draining")
+        t0 = time.time()
+        first.replica.signal(signal.SIGTERM)
+        c.stopped(first, 2)
+        log(f"killed {first.stop - t0:.3f}s after the second signal")
+        check(first.stop - t0 < 0.5, "SIGKILL at once")
+        check(first.replica.exit_code() == 137, "exit 137")
+        second = c.leading_instance(after=first)
+        check(second.start - first.stop < D, "released on the way out")
+        c.end()
+
+
+@scenario
+def exit_on_loss(env):
+    """--exit-on-loss: a partitioned leader stops its command by R and exits 3."""
+    with RunCluster(env, run_flags=["--exit-on-loss"]) as c:
+        first = c.leading_instance()
+        time.sleep(1)
+        env.partition(first.replica.name)
+        c.stopped(first, R + 2)
+        check(first.replica.exit_code(timeout=R + 5) == 3, "exit 3 after the lost term")
+        c.leading_instance(after=first)
+        env.heal(first.replica.name)
+        c.end()
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_scenarios(SCENARIOS))
