@@ -20,6 +20,10 @@ process of its group runs any more, zombies aside):
     have been accepted, and the accepted tokens never go down;
 plus each scenario's own checks (exit codes as issue 13 specifies, timings of SIGTERM/SIGKILL).
 Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace 500ms, --drain-timeout 3s.
+
+Why ~570 lines: the Monitor (what /proc says about every command instance) and the checks all
+eleven scenarios end with are run mode's alone, so they live here beside the scenarios rather
+than in leasehold_testing.
 """
 import json
 import os
