@@ -2,8 +2,8 @@
 """Checks of charts/leasehold and manifests/ with the real helm binary (no cluster needed).
 
     test_chart.py [--helm BIN] [--sidecar BIN] CHECK...
-        CHECK: lint subchart shell flags schema render manifests yamllint (default: all;
-               flags only with --sidecar)
+        CHECK: lint subchart shell flags schema render manifests yamllint runmode (default:
+               all; flags only with --sidecar)
 
 helm is --helm, else $LEASEHOLD_HELM, else build/realkube/bin/helm (tests/realkube/build.sh).
 Every rendering is `helm template leasehold charts/leasehold --namespace default
@@ -29,8 +29,14 @@ flags      the leasehold binary accepts the rendered flags of every variant and 
 shell      shellcheck on the shell scripts inside the chart's and the manifests' containers.
 yamllint   yamllint --strict on every plain YAML file of the chart, manifests/ and examples/,
            and on every variant's `helm template --output-dir` files.
+runmode    runMode.enabled renders the example Deployment under `leasehold run`: an init
+           container copies the binary from the leasehold image into an emptyDir, the app
+           container's command is `/leasehold/leasehold run <flags> -- <command>`, no sidecar,
+           Downward API env and probes on the app container, the same Role; lint --strict and
+           yamllint pass; the binary accepts the command (with --sidecar); bad run-mode values
+           (restart: sometimes, ...) are refused by the schema.
 
-Why ~670 lines in one file: eight checks of one chart that share its variants (VARIANTS, which
+Why ~820 lines in one file: nine checks of one chart that share its variants (VARIANTS, which
 test_helm_real.py imports too), the rendering and the object helpers; each check is a function
 of 20-80 lines, one ctest entry each. Running helm itself is leasehold_testing.helm.
 """
@@ -634,9 +640,168 @@ def check_flags(helm, args):
                 print(f"ok: leasehold accepts the flags of {what!r} ({len(pods)} pod specs)")
 
 
+# --- runmode ---------------------------------------------------------------------------------
+
+# The example Deployment under `leasehold run` (runMode.enabled): what each variant must render.
+RUN_MODE_VARIANTS = {
+    "run mode": {"runMode": {"enabled": True}},
+    "run mode with run flags": {
+        "fullnameOverride": "cron", "podLabel": "leasehold.io/leader",
+        "statusFile": {"enabled": False},
+        "runMode": {"enabled": True, "command": ["/usr/bin/my-job", "--once"],
+                    "args": ["--verbose"], "killGrace": "3s", "drainTimeout": "20s",
+                    "restart": "on-failure", "exitOnLoss": True}},
+}
+# (override, the key helm and jsonschema must name)
+RUN_MODE_BAD_VALUES = {
+    "restart: sometimes": ({"runMode": {"restart": "sometimes"}}, "restart"),
+    "kill grace without unit": ({"runMode": {"killGrace": "3"}}, "killGrace"),
+    "drain timeout as number": ({"runMode": {"drainTimeout": 25}}, "drainTimeout"),
+    "empty command": ({"runMode": {"enabled": True, "command": []}}, "command"),
+    "exitOnLoss as string": ({"runMode": {"exitOnLoss": "yes"}}, "exitOnLoss"),
+    "unknown run mode key": ({"runMode": {"graceKill": "3s"}}, "graceKill"),
+}
+BIN_DIR = "/leasehold"
+
+
+def run_mode_command(values):
+    """The app container's command that the values promise."""
+    rm, t = values["runMode"], values["timings"]
+    lease = values["leaseName"] or values["fullnameOverride"] or "leasehold"
+    cmd = [f"{BIN_DIR}/leasehold", "run", f"--lease-name={lease}",
+           f"--lease-duration={t['leaseDuration']}", f"--renew-deadline={t['renewDeadline']}",
+           f"--retry-period={t['retryPeriod']}", f"--http-address=127.0.0.1:{values['httpPort']}",
+           f"--probe-address=0.0.0.0:{values['probePort']}"]
+    if values["statusFile"]["enabled"]:
+        cmd.append("--status-file=/var/run/leasehold/status.json")
+    if values["podLabel"]:
+        cmd.append(f"--pod-label={values['podLabel']}")
+    cmd += [f"--log-format={values['logFormat']}", f"--log-level={values['logLevel']}",
+            *values["extraArgs"]]
+    cmd += [f"--kill-grace={rm['killGrace']}"] if rm["killGrace"] else []
+    cmd += [f"--drain-timeout={rm['drainTimeout']}"] if rm["drainTimeout"] else []
+    cmd += [f"--restart={rm['restart']}"] + (["--exit-on-loss"] if rm["exitOnLoss"] else [])
+    return cmd + ["--", *rm["command"]]
+
+
+def check_run_mode_pod(spec, values):
+    name = values["fullnameOverride"] or "leasehold"
+    every = spec.get("initContainers", []) + spec["containers"]
+    check(not [c for c in every if c["name"] == "leasehold"],
+          f"run mode: no sidecar container expected: {[c['name'] for c in every]}")
+    (copy_c,) = spec["initContainers"]
+    (app,) = spec["containers"]
+    image = f"{values['image']['repository']}:{values['image']['tag']}"
+    check(copy_c["image"] == image and "restartPolicy" not in copy_c,
+          f"run mode: the copy init container runs once from the leasehold image: {copy_c}")
+    check(copy_c["command"] == ["cp", "/usr/local/bin/leasehold", f"{BIN_DIR}/leasehold"],
+          f"run mode: copy command {copy_c['command']}")
+    check("COPY --from=build /out/leasehold /usr/local/bin/leasehold"
+          in (ROOT / "Dockerfile").read_text(), "the Dockerfile no longer installs the binary "
+                                               "at /usr/local/bin/leasehold")
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    (copy_mount,) = copy_c["volumeMounts"]
+    check(copy_mount == {"name": "leasehold-bin", "mountPath": BIN_DIR}
+          and "emptyDir" in volumes.get("leasehold-bin", {}),
+          f"run mode: the binary goes into an emptyDir: {copy_mount} {volumes}")
+    mounts = {m["name"]: m for m in app["volumeMounts"]}
+    check(mounts["leasehold-bin"] == {"name": "leasehold-bin", "mountPath": BIN_DIR,
+                                      "readOnly": True}, f"run mode: app mounts {mounts}")
+    check(app["image"] == values["runMode"]["image"], f"run mode: app image {app['image']}")
+    want = run_mode_command(values)
+    check(app["command"] == want, f"run mode: command\n{app['command']}\n!= {want}")
+    check(app.get("args", []) == values["runMode"]["args"], f"run mode: args {app.get('args')}")
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in app["env"]}
+    check(env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace",
+                  "POD_IP": "status.podIP"}, f"run mode: Downward API env {env}")
+    ports = {p["name"]: p["containerPort"] for p in app["ports"]}
+    check(ports == {"lh-probes": values["probePort"]}, f"run mode: ports {ports}")
+    for probe_kind, path in (("startupProbe", "/healthz"), ("livenessProbe", "/healthz"),
+                             ("readinessProbe", "/readyz")):
+        get = app[probe_kind]["httpGet"]
+        check(get == {"path": path, "port": "lh-probes"}, f"run mode: {probe_kind} {get}")
+    for c in (copy_c, app):
+        sc = c["securityContext"]
+        check(sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
+              and sc["capabilities"]["drop"] == ["ALL"], f"run mode: {c['name']} {sc}")
+    if values["statusFile"]["enabled"]:
+        check(mounts["leasehold-status"]["mountPath"] == "/var/run/leasehold"
+              and not mounts["leasehold-status"].get("readOnly")
+              and "emptyDir" in volumes["leasehold-status"], f"run mode: status file {mounts}")
+    else:
+        check(set(mounts) == {"leasehold-bin"} and set(volumes) == {"leasehold-bin"},
+              f"run mode: no status file expected: {mounts} {volumes}")
+    check(spec["serviceAccountName"] == (values["serviceAccount"]["name"] or name),
+          "run mode: serviceAccountName")
+
+
+def check_runmode(helm, args):
+    base, meta = load_values(), chart_meta()
+    check(base["runMode"]["enabled"] is False, "run mode must be off by default")
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for what, overrides in RUN_MODE_VARIANTS.items():
+            values = deep_merge(base, overrides)
+            docs = helm.render(overrides)
+            objs = by_kind(docs)
+            name = values["fullnameOverride"] or "leasehold"
+            check_run_mode_pod(objs[("Deployment", name)]["spec"]["template"]["spec"], values)
+            # The Role is the sidecar mode's: render the same values with run mode off.
+            plain = by_kind(helm.render(deep_merge(overrides, {"runMode": {"enabled": False}})))
+            check(objs[("Role", name)]["rules"] == plain[("Role", name)]["rules"],
+                  f"{what}: the Role differs from sidecar mode's")
+            check_rendered([d for d in docs if d[1]["kind"] != "Deployment"],
+                           deep_merge(values, {"example": {"enabled": False}}), meta)
+            helm.lint(overrides)
+            helm.template(overrides, extra=["--output-dir", tmp / slug(what)])
+            rc, out = yamllint(sorted((tmp / slug(what)).rglob("*.yaml")))
+            check(rc == 0, f"{what}: yamllint on the rendered chart:\n{out}")
+            cmd = values["runMode"]["command"]
+            if cmd[:2] == ["/bin/sh", "-c"]:
+                r = subprocess.run(["shellcheck", "-s", "sh", "-"], input=cmd[2],
+                                   capture_output=True, text=True)
+                check(r.returncode == 0, f"{what}: shellcheck:\n{r.stdout}{r.stderr}")
+            if args.sidecar:
+                app = objs[("Deployment", name)]["spec"]["template"]["spec"]["containers"][0]
+                check_run_flags(args.sidecar, app["command"], values, tmp)
+            print(f"ok: render {what}: copy init container, emptyDir, "
+                  f"{' '.join(c for c in run_mode_command(values) if c.startswith('--'))}, "
+                  f"no sidecar, same Role; lint --strict, yamllint"
+                  + (", leasehold accepts the command" if args.sidecar else ""))
+    for what, (override, key) in RUN_MODE_BAD_VALUES.items():
+        errors = jsonschema_errors(deep_merge(base, override), schema)
+        check(errors and any(key in e for e in errors),
+              f"python3-jsonschema accepted bad values ({what}) or did not name {key}: {errors}")
+        r = helm.template(override, ok=False)
+        out = r.stdout + r.stderr
+        check(r.returncode != 0 and SCHEMA_ERROR in out and key in out,
+              f"helm template accepted bad values ({what}): {override}\n{out}")
+        print(f"ok: rejects {what}: {first_line(out, key)!r}")
+
+
+def check_run_flags(binary, command, values, tmp):
+    """The binary accepts the rendered `run` command: --print-config before `--`."""
+    kubeconfig = Path(tmp) / "kubeconfig"
+    kubeconfig.write_text(DUMMY_KUBECONFIG)
+    env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
+           "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": str(tmp)}
+    sep = command.index("--")
+    argv = [str(binary), *command[1:sep], "--print-config", *command[sep:]]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=10, env=env)
+    check(r.returncode == 0, f"leasehold rejects the run-mode command {argv}: {r.stderr.strip()}")
+    cfg = yaml.safe_load(r.stdout)
+    rm = values["runMode"]
+    got = (cfg["restart"], cfg["exitOnLoss"], cfg["killGrace"], cfg["drainTimeout"])
+    check(got[:2] == (rm["restart"], rm["exitOnLoss"])
+          and (not rm["killGrace"] or got[2] == rm["killGrace"])
+          and (not rm["drainTimeout"] or got[3] == rm["drainTimeout"]),
+          f"run-mode configuration {got} does not match {rm}")
+
+
 CHECKS = {"lint": check_lint, "subchart": check_subchart, "shell": check_shell,
           "flags": check_flags, "schema": check_schema, "render": check_render,
-          "manifests": check_manifests, "yamllint": check_yamllint}
+          "manifests": check_manifests, "yamllint": check_yamllint, "runmode": check_runmode}
 
 
 def main():

@@ -14,8 +14,8 @@ stays Terminating, so a reused control plane cannot get the same names back.
 
 manifests  `kubectl apply --dry-run=server -f manifests/` is accepted (and creates nothing);
            a copy with requests above limits, or with a misspelt field, is refused by the server.
-variants   every value combination test_chart.py renders, and the subchart usage of the chart
-           README, `helm template` | `kubectl apply --dry-run=server`: all accepted.
+variants   every value combination test_chart.py renders (run mode too), and the subchart usage
+           of the chart README, `helm template` | `kubectl apply --dry-run=server`: all accepted.
 install    a copy of the chart that asks for Kubernetes >= 1.99 is refused by helm with the
            server's real version; then `helm install`: Chart.yaml's kubeVersion passes for
            real, NOTES are shown, and the server's objects are the rendered ones (the native
@@ -130,8 +130,8 @@ def step_manifests(cp, helm, state):
 
 def step_variants(cp, helm, state):
     cp.kubectl("create", "namespace", VARIANTS_NS)
-    renderings = [(what, helm.render(o, namespace=VARIANTS_NS))
-                  for what, o in test_chart.VARIANTS.items()]
+    variants = {**test_chart.VARIANTS, **test_chart.RUN_MODE_VARIANTS}
+    renderings = [(what, helm.render(o, namespace=VARIANTS_NS)) for what, o in variants.items()]
     with tempfile.TemporaryDirectory() as tmp:
         parent = test_chart.make_parent_chart(tmp)
         renderings.append(("subchart (chart README)",

@@ -74,63 +74,8 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
   restartPolicy: Always
   {{- end }}
   args:
-    - --lease-name={{ include "leasehold.leaseName" . }}
-    - --lease-duration={{ .Values.timings.leaseDuration }}
-    - --renew-deadline={{ .Values.timings.renewDeadline }}
-    - --retry-period={{ .Values.timings.retryPeriod }}
-    - --http-address=127.0.0.1:{{ .Values.httpPort }}
-    - --probe-address=0.0.0.0:{{ .Values.probePort }}
-    {{- if .Values.statusFile.enabled }}
-    - --status-file=/var/run/leasehold/status.json
-    {{- end }}
-    {{- if .Values.podLabel }}
-    - --pod-label={{ .Values.podLabel }}
-    {{- end }}
-    - --log-format={{ .Values.logFormat }}
-    - --log-level={{ .Values.logLevel }}
-    {{- range .Values.extraArgs }}
-    - {{ . | quote }}
-    {{- end }}
-  env:
-    # Identity (POD_NAME + random suffix), lease namespace and the holderAddress on /leader.
-    - name: POD_NAME
-      valueFrom:
-        fieldRef:
-          fieldPath: metadata.name
-    - name: POD_NAMESPACE
-      valueFrom:
-        fieldRef:
-          fieldPath: metadata.namespace
-    - name: POD_IP
-      valueFrom:
-        fieldRef:
-          fieldPath: status.podIP
-  ports:
-    - name: lh-probes
-      containerPort: {{ .Values.probePort }}
-      protocol: TCP
-  # Listening before the app starts (native sidecar: the app waits for this probe).
-  startupProbe:
-    httpGet:
-      path: /healthz
-      port: lh-probes
-    periodSeconds: 1
-    failureThreshold: 30
-  # Fails when this replica still holds the Lease but could not renew for D + 20 s.
-  livenessProbe:
-    httpGet:
-      path: /healthz
-      port: lh-probes
-    periodSeconds: 10
-    timeoutSeconds: 2
-    failureThreshold: 3
-  # Ready once the API server has answered once.
-  readinessProbe:
-    httpGet:
-      path: /readyz
-      port: lh-probes
-    periodSeconds: 5
-    timeoutSeconds: 2
+    {{- include "leasehold.electionArgs" . | nindent 4 }}
+  {{- include "leasehold.envPortsProbes" . | nindent 2 }}
   resources:
     {{- toYaml .Values.resources | nindent 4 }}
   securityContext:
@@ -140,6 +85,143 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
     - name: leasehold-status
       mountPath: /var/run/leasehold
   {{- end }}
+{{- end -}}
+
+{{/* The election flags of the sidecar and of `leasehold run`, as list items. */}}
+{{- define "leasehold.electionArgs" -}}
+- --lease-name={{ include "leasehold.leaseName" . }}
+- --lease-duration={{ .Values.timings.leaseDuration }}
+- --renew-deadline={{ .Values.timings.renewDeadline }}
+- --retry-period={{ .Values.timings.retryPeriod }}
+- --http-address=127.0.0.1:{{ .Values.httpPort }}
+- --probe-address=0.0.0.0:{{ .Values.probePort }}
+{{- if .Values.statusFile.enabled }}
+- --status-file=/var/run/leasehold/status.json
+{{- end }}
+{{- if .Values.podLabel }}
+- --pod-label={{ .Values.podLabel }}
+{{- end }}
+- --log-format={{ .Values.logFormat }}
+- --log-level={{ .Values.logLevel }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* Downward API env, the probe port and the probes of whichever container runs leasehold. */}}
+{{- define "leasehold.envPortsProbes" -}}
+env:
+  # Identity (POD_NAME + random suffix), lease namespace and the holderAddress on /leader.
+  - name: POD_NAME
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.name
+  - name: POD_NAMESPACE
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.namespace
+  - name: POD_IP
+    valueFrom:
+      fieldRef:
+        fieldPath: status.podIP
+ports:
+  - name: lh-probes
+    containerPort: {{ .Values.probePort }}
+    protocol: TCP
+# Listening before the app starts (native sidecar: the app waits for this probe).
+startupProbe:
+  httpGet:
+    path: /healthz
+    port: lh-probes
+  periodSeconds: 1
+  failureThreshold: 30
+# Fails when this replica still holds the Lease but could not renew for D + 20 s.
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: lh-probes
+  periodSeconds: 10
+  timeoutSeconds: 2
+  failureThreshold: 3
+# Ready once the API server has answered once.
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: lh-probes
+  periodSeconds: 5
+  timeoutSeconds: 2
+{{- end -}}
+
+{{/*
+Run mode (runMode.enabled): an init container from the leasehold image copies the binary
+(/usr/local/bin/leasehold in the Dockerfile) into the emptyDir leasehold-bin.
+*/}}
+{{- define "leasehold.runModeCopy" -}}
+- name: leasehold-copy
+  image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  command: ["cp", "/usr/local/bin/leasehold", "/leasehold/leasehold"]
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+    {{- include "leasehold.containerSecurityContext" . | nindent 4 }}
+  volumeMounts:
+    - name: leasehold-bin
+      mountPath: /leasehold
+{{- end -}}
+
+{{/*
+Run mode: the app container, whose PID 1 is `leasehold run <flags> -- <runMode.command>`.
+The binary links glibc 2.36 dynamically: runMode.image needs glibc 2.36 or newer.
+*/}}
+{{- define "leasehold.runModeApp" -}}
+- name: app
+  image: {{ .Values.runMode.image | quote }}
+  command:
+    - /leasehold/leasehold
+    - run
+    {{- include "leasehold.electionArgs" . | nindent 4 }}
+    {{- with .Values.runMode.killGrace }}
+    - --kill-grace={{ . }}
+    {{- end }}
+    {{- with .Values.runMode.drainTimeout }}
+    - --drain-timeout={{ . }}
+    {{- end }}
+    - --restart={{ .Values.runMode.restart }}
+    {{- if .Values.runMode.exitOnLoss }}
+    - --exit-on-loss
+    {{- end }}
+    - "--"
+    {{- range .Values.runMode.command }}
+    - {{ . | quote }}
+    {{- end }}
+  {{- with .Values.runMode.args }}
+  args:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- include "leasehold.envPortsProbes" . | nindent 2 }}
+  resources:
+    {{- toYaml .Values.runMode.resources | nindent 4 }}
+  securityContext:
+    {{- include "leasehold.containerSecurityContext" . | nindent 4 }}
+  volumeMounts:
+    - name: leasehold-bin
+      mountPath: /leasehold
+      readOnly: true
+    {{- if .Values.statusFile.enabled }}
+    - name: leasehold-status
+      mountPath: /var/run/leasehold
+    {{- end }}
+{{- end -}}
+
+{{/* Run mode: the emptyDir for the binary and (statusFile.enabled) the status file. */}}
+{{- define "leasehold.runModeVolumes" -}}
+- name: leasehold-bin
+  emptyDir:
+    sizeLimit: 64Mi
+{{- if .Values.statusFile.enabled }}
+{{ include "leasehold.volumes" . }}
+{{- end }}
 {{- end -}}
 
 {{/* PUBLIC: the volume for the status file, as one list item under volumes (may be empty). */}}
