@@ -53,6 +53,15 @@ def goals_and_table(results, baseline="poll", baseline_label=None):
                          "p99 <= 100 ms" if ok is not None else "",
                          verdict(ok) if ok is not None else ""))
         goals["handover"] = w["t"]["p99"] <= GOALS["handover_p99_s"]
+    if "request" in results:
+        w = results["request"]["watch"]
+        for q in ("p50", "p99"):
+            ok = w["t"][q] <= GOALS["request_p99_s"] if q == "p99" else None
+            rows.append((f"handover on request (preferred-holder written), {q}",
+                         fmt_ms(w["t"][q]), "n/a (expires: up to D)", "", "",
+                         "p99 <= 20 ms" if ok is not None else "",
+                         verdict(ok) if ok is not None else ""))
+        goals["request"] = w["t"]["p99"] <= GOALS["request_p99_s"]
     if "load" in results:
         L = results["load"]
         for n in (3, 10):

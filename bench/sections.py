@@ -1,5 +1,5 @@
-"""bench/run's measurements: failover and handover, API load and footprint, /leader throughput
-and latency next to nginx, startup."""
+"""bench/run's measurements: failover and handover, handover on request, API load and footprint,
+/leader throughput and latency next to nginx, startup."""
 import json
 import os
 import random
@@ -121,6 +121,56 @@ def run_takeovers(server, kind, reps, results):
         log(f"  {mode}: p50 {s['p50'] * 1000:.1f} ms, p99 {s['p99'] * 1000:.1f} ms "
             f"{'minus D ' if kind == 'kill' else ''}(max {s['max'] * 1000:.1f} ms)")
     results["failover" if kind == "kill" else "handover"] = res
+
+
+def run_requests(server, reps, results):
+    """Handover on request: 3 leasehold replicas (watch), the Lease annotated with
+    leasehold.io/preferred-holder=<a follower> `reps` times. t = from the API server's answer to
+    the PATCH (the request is written) to the named replica's first /leader answer leader=true
+    (polled about every millisecond over kept-alive connections). client-go has no such request
+    (its answer is to stop renewing and wait out the lease), so there is no baseline row."""
+    D = SCALED["D"]
+    lease = "request"
+    env = server.env_for(lease)
+    sidecars = [make_sidecar(server, env, f"rq-{i}", lease, SCALED_ARGS, "watch")
+                for i in range(3)]
+    for s in sidecars:
+        s.start()
+    leader = the_leader(sidecars, timeout=D + 5)
+    series = []
+    log(f"request: {reps} handovers on request, 3 replicas, D=2s R=1.5s P=0.3s")
+    for rep in range(reps):
+        time.sleep(0.5 + random.uniform(0, SCALED["P"]))  # random phase against the renewals
+        target = [s for s in sidecars if s is not leader][rep % 2]
+        prober = LeaderClient(target.port, timeout=0.5)
+        prober.get()  # connect before the clock starts
+        token = leader.status()["fencingToken"]
+        server.annotate(env, lease, "leasehold.io/preferred-holder", target.name)
+        t0 = time.monotonic()
+        st, t1 = None, None
+        while time.monotonic() < t0 + D + 5:
+            status = prober.get()
+            if status and status.get("leader"):
+                st, t1 = status, time.monotonic()
+                break
+            time.sleep(0.001)
+        prober.close()
+        if st is None:
+            raise Failure(f"request rep {rep}: {target.name} did not lead within {D + 5}s")
+        if st["fencingToken"] != token + 1:
+            raise Failure(f"request rep {rep}: token {token} -> {st['fencingToken']}")
+        series.append({"t": t1 - t0, "from": leader.name, "to": target.name,
+                       "token_before": token, "token_after": st["fencingToken"]})
+        leader = target
+    for s in sidecars:
+        if s.alive():
+            s.proc.kill()
+            s.wait()
+    entry = {"runs": series, "t": summary([r["t"] for r in series])}
+    results["request"] = {"watch": entry}
+    t = entry["t"]
+    log(f"  watch: p50 {t['p50'] * 1000:.1f} ms, p99 {t['p99'] * 1000:.1f} ms "
+        f"(max {t['max'] * 1000:.1f} ms)")
 
 
 def mode_name(mode):

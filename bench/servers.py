@@ -6,6 +6,7 @@ import os
 import ssl
 import subprocess
 import time
+import urllib.parse
 
 import settings
 from leasehold_testing import (AuditLog, ControlPlane, Env, Failure, RealEnv, Sidecar,
@@ -15,6 +16,25 @@ from settings import CLIENTGO_EXTRA, REALKUBE_BIN, SIDECAR_EXTRA
 
 # ----------------------------------------------------------------------------------------------
 # Servers: where the Leases live, how the bench reads them and counts each replica's requests
+
+
+def merge_patch_annotation(url, ca, token, path, key, value):
+    """PATCH (JSON merge patch) of metadata.annotations[key] over a fresh HTTPS connection."""
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=5,
+                                       context=ssl.create_default_context(cafile=str(ca)))
+    try:
+        conn.request("PATCH", path, body=json.dumps(
+            {"metadata": {"annotations": {key: value}}}).encode(), headers={
+                "Authorization": f"Bearer {token}", "Accept": "application/json",
+                "Content-Type": "application/merge-patch+json"})
+        resp = conn.getresponse()
+        text = resp.read()
+    finally:
+        conn.close()
+    if resp.status != 200:
+        raise Failure(f"PATCH {path}: {resp.status} {text[:300]!r}")
+    return json.loads(text)
 
 
 class TestServer:
@@ -43,6 +63,13 @@ class TestServer:
 
     def lease(self, env, name):
         return env.control("GET", f"/leases/default/{name}")
+
+    def annotate(self, env, name, key, value):
+        """Merge-patches one annotation onto the Lease as admin; returns when the API server
+        has answered (the instant the request is written)."""
+        return merge_patch_annotation(env.url, env.ca_path, env.tokens["admin"],
+                                      f"/apis/coordination.k8s.io/v1/namespaces/default/leases/{name}",
+                                      key, value)
 
     def reset_counters(self):
         self.env.control("DELETE", "/counters")
@@ -133,6 +160,11 @@ class RealServer:
                 if attempt == 2:
                     raise
         return None
+
+    def annotate(self, env, name, key, value):
+        return merge_patch_annotation(
+            self.plane.url, self.plane.ca, self.plane.admin_token,
+            f"/apis/coordination.k8s.io/v1/namespaces/{env.namespace}/leases/{name}", key, value)
 
     def reset_counters(self):
         self.offset = self.plane.audit.size()
