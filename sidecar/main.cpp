@@ -24,6 +24,7 @@
 #include "publish/StatusServer.h"
 #include "runtime/AsioClock.h"
 #include "runtime/BlockingWorker.h"
+#include "runtime/ResidentCode.h"
 #include "runtime/WatchTimeoutHook.h"
 #include "supervise/WatchdogOrder.h"
 #include "supervise/WatchdogProcess.h"
@@ -184,6 +185,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
                            {"retryPeriod", lh::time::formatDuration(cfg.timings.retryPeriod)},
                            {"mode", cfg.runMode ? "run" : "sidecar"}});
   sidecar.start();
+  lh::runtime::keepOnlyTouchedCodeResident();  // start-up code leaves the RSS
   io.run();
   const int code = runMode ? runMode->exitCode() : 0;
   logger.info("stopped", {{"exitCode", std::to_string(code)}});
