@@ -488,8 +488,9 @@ void Elector::beginRelease(std::function<void()> done) {
 void Elector::sendRelease(int attemptsLeft) {
   const bool ours = own_ && observed_ && isOwnRecord(*observed_);
   if (!ours) {
-    // A write of ours may have landed unseen: read once before concluding there is nothing.
-    if (!unconfirmed_.empty() && attemptsLeft > 0) {
+    // A write of ours may have landed unseen, or a 409 (a metadata-only edit racing a renewal)
+    // dropped a term that is still ours: read once before concluding there is nothing.
+    if ((!unconfirmed_.empty() || lastOwn_) && attemptsLeft > 0) {
       observedKnown_ = false;
       return send([this](StoreCallback cb) { store_.get(std::move(cb)); },
                   [this, attemptsLeft](StoreResult r) {

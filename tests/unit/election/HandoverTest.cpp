@@ -57,6 +57,22 @@ TEST_F(HandoverTest, TheNamedReplicaTakesTheLeaseAtOnceWithTheNextToken) {
   EXPECT_EQ(stored().leaseTransitions, *token + 1);
 }
 
+// The request lands while a renewal is on its way: the renewal's CAS fails (409) and the claim
+// drops; the release must still go out (after a re-read), not leave the Lease to expire.
+TEST_F(HandoverTest, ARequestRacingARenewalStillReleasesAtOnce) {
+  auto a = started("a");
+  auto b = started("b");
+  const auto token = a->now().fencingToken;
+  a->store->setLatency(50ms);
+  clock.advance(2s);  // a's renewal is on its way
+  request("b");       // lands before it
+  a->elector->handOver(nullptr);
+  clock.advance(1s);  // far less than D
+  EXPECT_EQ(stored().holderIdentity, "b");
+  EXPECT_EQ(stored().leaseTransitions, *token + 1);
+  EXPECT_TRUE(b->now().leader);
+}
+
 TEST_F(HandoverTest, AnAliasNamesTheReplicaToo) {
   auto a = started("a");
   auto b = replica("b");
