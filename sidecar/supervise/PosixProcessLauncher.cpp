@@ -14,6 +14,8 @@
 #include <cstring>
 #include <set>
 
+#include "supervise/ChildSetup.h"
+
 extern char** environ;
 
 namespace leasehold::supervise {
@@ -66,24 +68,14 @@ ExecImage makeImage(const std::string& path, const std::vector<std::string>& arg
   // Dies with leasehold. The parent may have died before this line: then nobody would.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() != parent) ::_exit(127);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int s = 1; s < NSIG; ++s) {
-    struct sigaction sa {};
-    sa.sa_handler = SIG_DFL;
-    ::sigaction(s, &sa, nullptr);
-  }
+  resetSignalsForExec();
   // The status API's sockets, the watchdog's pipe: not the command's business.
   if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
     for (int fd = 3; fd < image.descriptorLimit; ++fd)
       ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
   ::execve(image.path.c_str(), image.argv.data(), image.envp.data());
-  static const char msg[] = "leasehold: cannot execute the command\n";
-  ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-  (void)ignored;
-  ::_exit(127);
+  exitAfterFailedExec("command");
 }
 
 bool isExecutableFile(const std::string& p) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "supervise/ChildSetup.h"
 #include "supervise/WatchdogOrder.h"
 
 namespace leasehold::supervise {
@@ -40,19 +41,9 @@ WatchdogStart Watchdog::start(const std::string& executable) {
     } else if (::dup2(readEnd, kWatchdogOrderFd) < 0) {
       ::_exit(127);
     }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int s = 1; s < NSIG; ++s) {
-      struct sigaction sa {};
-      sa.sa_handler = SIG_DFL;
-      ::sigaction(s, &sa, nullptr);
-    }
+    resetSignalsForExec();
     ::execv(executable.c_str(), argv);
-    static const char msg[] = "leasehold: cannot execute the watchdog\n";
-    ssize_t ignored = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)ignored;
-    ::_exit(127);
+    exitAfterFailedExec("watchdog");
   }
   ::setpgid(pid, pid);
   ::close(readEnd);
