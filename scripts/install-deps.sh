@@ -25,6 +25,7 @@ packages=(
   strace  # tests/integration/loop_scenarios.py: slows every fsync (fault injection)
   wrk  # tests/load/run (not in CI)
   nginx  # bench/run: /leader next to nginx serving the same JSON (not in CI); wrk above too
+  python3-matplotlib  # bench/run and bench/report.py --plot: the PNGs of bench/results
   # promtool, which checks /metrics in the integration tests
   prometheus
   # tests/deploy: chart/manifest checks, the fenced-writer examples on SQLite and PostgreSQL
