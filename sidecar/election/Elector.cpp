@@ -85,6 +85,10 @@ void Elector::releaseFor(time::Duration cooldown, std::function<void()> done) {
   beginRelease(std::move(done));
 }
 
+void Elector::reconsider() {
+  if (!releasing_) step();
+}
+
 void Elector::handOver(std::function<void()> done) {
   if (stopped_ || !leaderAt(clock_.now())) {
     if (done) done();
@@ -343,6 +347,7 @@ void Elector::sendGet() {
 }
 
 void Elector::sendCreate() {
+  if (eligible_ && !eligible_()) return;  // shard mode: not ours to take (reconsider())
   const time::WallTime wall = clock_.wallNow();
   LeaseRecord rec;
   rec.holderIdentity = config_.identity.value;
@@ -359,6 +364,7 @@ void Elector::sendCreate() {
 }
 
 void Elector::sendWrite(bool acquisition) {
+  if (acquisition && eligible_ && !eligible_()) return;  // shard mode (reconsider())
   const time::WallTime wall = clock_.wallNow();
   LeaseRecord rec = *observed_;  // keeps resourceVersion (the CAS condition) and the opaque rest
   rec.holderIdentity = config_.identity.value;

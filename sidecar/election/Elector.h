@@ -88,6 +88,12 @@ class Elector : private LeaseObserver {
   const ElectorConfig& config() const { return config_; }
   // Another name this replica answers to in a handover request (its pod name).
   void setAlias(std::string alias) { alias_ = std::move(alias); }
+  // Shard mode: a shard's Elector acquires (creates the Lease, takes a released or expired one,
+  // restarts a lapsed term of its own) only while `eligible` says yes; renewing a term it holds
+  // and releasing are not affected. Unset: always eligible. Call reconsider() when the answer
+  // may have turned to yes: a refused acquisition leaves no timer behind.
+  void setEligibility(std::function<bool()> eligible) { eligible_ = std::move(eligible); }
+  void reconsider();
 
  private:
   struct SentWrite {
@@ -133,6 +139,7 @@ class Elector : private LeaseObserver {
   ElectorConfig config_;
   std::function<double()> random01_;
   std::function<void(const ElectorEvent&)> handler_;
+  std::function<bool()> eligible_;  // shard mode (setEligibility)
   std::unique_ptr<time::Timer> wakeTimer_;
   std::unique_ptr<time::Timer> deadlineTimer_;
   std::unique_ptr<time::Timer> releaseTimer_;  // a release asked for from inside a handler
