@@ -208,6 +208,13 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
   observedKnown_ = true;
   observed_ = record;
   observedAt_ = now;
+  if (config_.coordinated) {
+    if (record->holderIdentity.empty()) {
+      otherTermEndsAt_.reset();  // released: that holder stopped claiming before writing it
+    } else if (!record->heldBy(config_.identity)) {
+      otherTermEndsAt_ = now + holderDuration(*record);
+    }
+  }
 
   if (!isOwnRecord(*record) && lastOwn_ && record->heldBy(config_.identity) &&
       lastOwn_->record.sameSpec(*record)) {
@@ -281,9 +288,8 @@ void Elector::step() {
     return;
   }
   if (!observedKnown_) return sendGet();
-  if (!observed_) return sendCreate();
+  if (!observed_ && !config_.coordinated) return sendCreate();
 
-  const LeaseRecord& rec = *observed_;
   if (leaderAt(now)) {
     const time::MonoTime due = own_->sentAt + config_.timings.retryPeriod;
     if (now < due) {
@@ -292,6 +298,8 @@ void Elector::step() {
     }
     return sendWrite(false);
   }
+  if (config_.coordinated) return stepCoordinated(now);
+  const LeaseRecord& rec = *observed_;
   // A handover request for somebody else: a released Lease is left to it for D (it may be
   // gone), and so is a record of ours whose deadline passed.
   const bool leftToOther = !rec.preferredHolder.empty() && !preferredIsMe(rec) &&
@@ -312,6 +320,29 @@ void Elector::step() {
   time::MonoTime wake = nextPollAt_;
   if (config_.followerMode == FollowerMode::kWatch) wake = std::min(wake, expiry);
   wakeTimer_->armAt(wake);
+}
+
+// Coordinated mode: wait for the controller's decision instead of competing (ElectorConfig).
+void Elector::stepCoordinated(time::MonoTime now) {
+  std::optional<time::MonoTime> takeAt;
+  if (observed_) {
+    const LeaseRecord& rec = *observed_;
+    if (isOwnRecord(rec)) return sendWrite(true);  // our lapsed term: the holder is still us
+    if (rec.heldBy(config_.identity) && rec.acquireTime) {
+      // An earlier process of ours (same identity). The controller keeps a holder it would pick
+      // anyway, so nobody else will end that term: take it once it has expired on our clock.
+      takeAt = observedAt_ + holderDuration(rec);
+    } else if (rec.heldBy(config_.identity) || (rec.holderIdentity.empty() && preferredIsMe(rec))) {
+      // Named by the controller (it never sets acquireTime) or handed to us: the first write
+      // starts the term (the token goes up), once the last other term we saw has ended.
+      takeAt = otherTermEndsAt_.value_or(now);
+    }
+  }
+  if (takeAt && now >= *takeAt) return sendWrite(true);
+  const bool polling = config_.followerMode == FollowerMode::kPoll || !watchHealthy_;
+  if (polling && now >= nextPollAt_) return sendGet();
+  if (polling && (!takeAt || nextPollAt_ < *takeAt)) takeAt = nextPollAt_;
+  if (takeAt) wakeTimer_->armAt(*takeAt);
 }
 
 void Elector::send(std::function<void(StoreCallback)> request,

@@ -52,6 +52,13 @@ struct ElectorConfig {
   Identity identity;
   ElectionTimings timings;
   FollowerMode followerMode = FollowerMode::kWatch;
+  // --coordinated: the API server's coordinated-leader-election controller names the holder
+  // (docs/design.md section 2). This replica never creates, takes over or takes a released Lease
+  // on its own; it renews only a term it holds, and when the controller names it (holder = us,
+  // acquireTime unset) its first write starts the term: acquireTime, leaseTransitions + 1, and
+  // leadership only once that write is confirmed. A released Lease whose preferredHolder names
+  // it is taken at once (the controller's decision, or an operator's request).
+  bool coordinated = false;
 };
 
 class Elector : private LeaseObserver {
@@ -123,6 +130,7 @@ class Elector : private LeaseObserver {
   void sendRelease(int attemptsLeft);
   void finishRelease();
   void onDeadline();
+  void stepCoordinated(time::MonoTime now);
 
   bool leaderAt(time::MonoTime now) const;
   bool isOwnRecord(const LeaseRecord& r) const;
@@ -172,6 +180,11 @@ class Elector : private LeaseObserver {
   std::string alias_;
   std::string announcedHandover_;  // the request kHandoverRequested was emitted for
   bool lastLeader_ = false;
+  // Coordinated mode: when the last term of another holder we saw can end, on our clock (its
+  // record's observation + its duration); reset by a released record. A controller's decision
+  // is taken on the server's clock against the holder's wall-clock renewTime: this keeps a
+  // takeover after a crash on our own clock, as the uncoordinated rule does.
+  std::optional<time::MonoTime> otherTermEndsAt_;
 };
 
 }  // namespace leasehold::election
