@@ -1,0 +1,86 @@
+#include "kubectl/WatchCommand.h"
+
+#include <cstdio>
+
+namespace leasehold::kubectl {
+namespace {
+
+std::string columns(const std::string& time, const std::string& holder, const std::string& pod,
+                    const std::string& token) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-27s   %-20s   %-20s   %s\n", time.c_str(), holder.c_str(),
+                pod.c_str(), token.c_str());
+  return buf;
+}
+
+std::string orNone(const std::string& s) {
+  return s.empty() ? "<none>" : s;
+}
+
+}  // namespace
+
+WatchCommand::WatchCommand(kube::ApiTransport& api, time::Clock& clock,
+                           const PluginOptions& options, std::string ns, std::string server,
+                           Console console)
+    : api_(api),
+      clock_(clock),
+      options_(options),
+      ns_(std::move(ns)),
+      server_(std::move(server)),
+      console_(std::move(console)) {}
+
+std::string WatchCommand::header() {
+  return columns("TIME", "HOLDER", "POD", "TOKEN");
+}
+
+std::string WatchCommand::line(time::WallTime at,
+                               const std::optional<election::LeaseRecord>& lease) {
+  const std::string t = time::formatMicroTime(at);
+  if (!lease) return columns(t, "<deleted>", "", "");
+  return columns(t, orNone(lease->holderIdentity), orNone(lease->holderPod),
+                 std::to_string(lease->leaseTransitions));
+}
+
+void WatchCommand::run(Done done) {
+  done_ = std::move(done);
+  if (options_.timeout) {
+    timeout_ = clock_.makeTimer([this] { finish(0); });
+    timeout_->armAt(clock_.now() + *options_.timeout);
+  }
+  LeaseFollower::Callbacks cb;
+  cb.onLease = [this](const election::LeaseRecord& lease) { print(lease); };
+  cb.onDeleted = [this] { print(std::nullopt); };
+  cb.onFailure = [this](const std::string& line) {
+    console_.err(line);
+    finish(1);
+  };
+  follower_ = std::make_unique<LeaseFollower>(api_, clock_, server_, ns_, options_.name,
+                                              options_.requestTimeout, std::move(cb));
+  follower_->start();
+}
+
+void WatchCommand::print(const std::optional<election::LeaseRecord>& lease) {
+  if (finished_) return;
+  std::optional<std::tuple<std::string, std::string, std::int32_t>> now;
+  if (lease) now.emplace(lease->holderIdentity, lease->holderPod, lease->leaseTransitions);
+  if (!first_ && now == shown_) return;  // a renewal, or an edit of something else
+  if (first_) console_.out(header());
+  first_ = false;
+  shown_ = now;
+  console_.out(line(clock_.wallNow(), lease));
+  if (options_.maxEvents && ++printed_ >= *options_.maxEvents) finish(0);
+}
+
+void WatchCommand::stop() {
+  finish(0);
+}
+
+void WatchCommand::finish(int code) {
+  if (finished_) return;
+  finished_ = true;
+  if (follower_) follower_->stop();
+  timeout_.reset();
+  if (done_) done_(code);
+}
+
+}  // namespace leasehold::kubectl

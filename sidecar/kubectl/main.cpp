@@ -1,0 +1,126 @@
+// kubectl-leasehold: the kubectl plugin (`kubectl leasehold ...`). Parses the command line,
+// finds the cluster the way kubectl does (--kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config;
+// --context), then runs one command on its own event loop to completion. The same libraries as
+// the sidecar: cluster/ for credentials (exec plugins included), net/ for TLS with
+// verification, kube/ for requests and the Lease codec.
+#include <signal.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "cluster/RestConfigLoader.h"
+#include "config/ConfigLoader.h"
+#include "kube/ApiClient.h"
+#include "kubectl/GetCommand.h"
+#include "kubectl/HandoverCommand.h"
+#include "kubectl/PluginArgs.h"
+#include "kubectl/WatchCommand.h"
+#include "net/WorkerHostResolver.h"
+#include "runtime/AsioClock.h"
+#include "runtime/BlockingWorker.h"
+
+namespace lh = leasehold;
+namespace kc = leasehold::kubectl;
+
+namespace {
+
+constexpr int kUsageError = 2;
+constexpr int kInterrupted = 130;
+
+void errorLine(const std::string& line) {
+  std::fprintf(stderr, "error: %s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+kc::Console console() {
+  return {[](const std::string& text) {
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+          },
+          [](const std::string& line) {
+            std::fprintf(stderr, "%s\n", line.c_str());
+            std::fflush(stderr);
+          },
+          errorLine};
+}
+
+int run(const kc::PluginOptions& o) {
+  const auto env = lh::config::ConfigLoader::processEnvironment();
+  auto rest = lh::cluster::RestConfigLoader::load({o.kubeconfig, o.context}, env);
+  if (!rest) {
+    errorLine(rest.message());
+    return 1;
+  }
+  const std::string ns = o.ns.value_or(rest->defaultNamespace.value_or("default"));
+  const std::string server = rest->server;
+
+  boost::asio::io_context io(1);
+  lh::runtime::AsioClock clock(io);
+  lh::runtime::BlockingWorker worker([&io](auto f) { boost::asio::post(io, std::move(f)); });
+  lh::net::WorkerHostResolver resolver(worker);
+  lh::kube::ApiClient api(io, *rest, std::string("kubectl-leasehold/") + LEASEHOLD_VERSION,
+                          resolver);
+  api.setWarningHandler(
+      [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); });
+
+  int exitCode = -1;
+  auto done = [&exitCode, &io](int code) {
+    if (exitCode < 0) exitCode = code;
+    io.stop();
+  };
+  std::optional<kc::GetCommand> get;
+  std::optional<kc::HandoverCommand> handover;
+  std::optional<kc::WatchCommand> watch;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    if (watch) return watch->stop();  // the way a watch ends: not an error
+    errorLine("interrupted");
+    done(kInterrupted);
+  });
+  switch (o.command) {
+    case kc::Command::kGet:
+      get.emplace(api, clock, o, ns, server, console());
+      get->run(done);
+      break;
+    case kc::Command::kHandover:
+      handover.emplace(api, clock, o, ns, server, console());
+      handover->run(done);
+      break;
+    case kc::Command::kWatch:
+      watch.emplace(api, clock, o, ns, server, console());
+      watch->run(done);
+      break;
+    case kc::Command::kHelp:
+    case kc::Command::kVersion:
+      return 0;
+  }
+  io.run();
+  api.shutdown();
+  return exitCode < 0 ? 1 : exitCode;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = kc::PluginArgs::parse(args);
+  if (auto* error = std::get_if<std::string>(&parsed)) {
+    errorLine(*error + " (kubectl leasehold --help)");
+    return kUsageError;
+  }
+  const auto& options = std::get<kc::PluginOptions>(parsed);
+  if (options.command == kc::Command::kHelp) {
+    std::cout << kc::PluginArgs::usage(options.helpFor);
+    return 0;
+  }
+  if (options.command == kc::Command::kVersion) {
+    std::cout << "kubectl-leasehold " << LEASEHOLD_VERSION << "\n";
+    return 0;
+  }
+  return run(options);
+}

@@ -1,0 +1,285 @@
+// get, handover and watch on FakeApiClient and FakeClock: the requests they make, what they
+// print, their exit codes, and the one line of each failure.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "FakeApiClient.h"
+#include "FakeClock.h"
+#include "kubectl/GetCommand.h"
+#include "kubectl/HandoverCommand.h"
+#include "kubectl/WatchCommand.h"
+
+namespace leasehold::kubectl {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using testing_support::FakeApiClient;
+using testing_support::statusBody;
+
+constexpr const char* kServer = "https://127.0.0.1:6443";
+constexpr const char* kItem = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/demo";
+constexpr const char* kCollection = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
+
+json leaseJson(const std::string& holder, const std::string& rv, int token,
+               const std::string& preferred = "") {
+  json o{{"metadata", {{"name", "demo"}, {"namespace", "ns"}, {"resourceVersion", rv}}},
+         {"spec",
+          {{"holderIdentity", holder},
+           {"leaseDurationSeconds", 15},
+           {"renewTime", "2026-11-30T10:00:00.000000Z"},
+           {"leaseTransitions", token}}}};
+  if (!holder.empty()) o["metadata"]["annotations"]["leasehold.io/holder-pod"] = holder + "-pod";
+  if (!preferred.empty()) o["metadata"]["annotations"]["leasehold.io/preferred-holder"] = preferred;
+  return o;
+}
+
+std::string event(const std::string& type, const json& obj) {
+  return json{{"type", type}, {"object", obj}}.dump();
+}
+
+struct Harness {
+  time::FakeClock clock;
+  FakeApiClient api{clock};
+  std::string out, info, err;
+  int exitCode = -1;
+  Console console() {
+    return {[this](const std::string& s) { out += s; },
+            [this](const std::string& s) { info += s + "\n"; },
+            [this](const std::string& s) { err += s + "\n"; }};
+  }
+  Done done() {
+    return [this](int c) {
+      EXPECT_EQ(exitCode, -1) << "done twice";
+      exitCode = c;
+    };
+  }
+};
+
+PluginOptions options(Command c, const std::string& name) {
+  PluginOptions o;
+  o.command = c;
+  o.name = name;
+  return o;
+}
+
+TEST(GetCommandTest, OneLeaseAndTheFailures) {
+  struct Case {
+    int code;
+    std::string body;
+    int exitCode;
+    std::string out, err;  // substrings; "" = must be empty
+  };
+  const std::vector<Case> cases{
+      {200, leaseJson("web-0", "7", 3).dump(), 0, "demo   web-0    web-0-pod   3", ""},
+      {404, statusBody(404, "NotFound", "leases.coordination.k8s.io \"demo\" not found"), 1, "",
+       "lease \"demo\" not found in namespace \"ns\""},
+      {403, statusBody(403, "Forbidden", "User \"bob\" cannot get resource \"leases\""), 1, "",
+       "forbidden (403): not allowed to get leases.coordination.k8s.io \"demo\" in namespace "
+       "\"ns\""},
+      {401, statusBody(401, "Unauthorized", "Unauthorized"), 1, "",
+       "unauthorized (401): the API server at https://127.0.0.1:6443"},
+      {200, "{oops", 1, "", "the API server's answer to get leases"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.code);
+    Harness h;
+    const auto o = options(Command::kGet, "demo");
+    h.api.expect("GET", kItem).verb("get").respond(c.code, c.body);
+    GetCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+    cmd.run(h.done());
+    h.clock.runDue();
+    EXPECT_EQ(h.exitCode, c.exitCode);
+    if (c.out.empty())
+      EXPECT_EQ(h.out, "");
+    else
+      EXPECT_THAT(h.out, HasSubstr(c.out));
+    if (c.err.empty())
+      EXPECT_EQ(h.err, "");
+    else
+      EXPECT_THAT(h.err, HasSubstr(c.err));
+    EXPECT_EQ(std::count(h.err.begin(), h.err.end(), '\n'), c.err.empty() ? 0 : 1);
+  }
+}
+
+TEST(GetCommandTest, ListsTheNamespaceOrEveryNamespace) {
+  Harness h;
+  auto o = options(Command::kGet, "");
+  h.api.expect("GET", kCollection).verb("list").respond(200, R"({"items":[]})");
+  GetCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  EXPECT_EQ(h.exitCode, 0);
+  EXPECT_EQ(h.info, "No leases found in namespace \"ns\".\n");
+
+  Harness all;
+  o.allNamespaces = true;
+  json list{{"items", {leaseJson("web-0", "7", 3)}}};
+  all.api.expect("GET", "/apis/coordination.k8s.io/v1/leases").respond(200, list.dump());
+  GetCommand cmdAll(all.api, all.clock, o, "ns", kServer, all.console());
+  cmdAll.run(all.done());
+  all.clock.runDue();
+  EXPECT_EQ(all.exitCode, 0);
+  EXPECT_THAT(all.out, HasSubstr("NAMESPACE   NAME"));
+  EXPECT_THAT(all.out, HasSubstr("ns          demo"));
+}
+
+TEST(GetCommandTest, UnreachableServerIsOneLine) {
+  Harness h;
+  const auto o = options(Command::kGet, "demo");
+  h.api.expect("GET", kItem).noAnswer("connect: Connection refused");
+  GetCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  EXPECT_EQ(h.exitCode, 1);
+  EXPECT_EQ(h.err,
+            "cannot reach the API server at https://127.0.0.1:6443 (get lease \"demo\"): "
+            "connect: Connection refused\n");
+}
+
+TEST(HandoverCommandTest, PatchesTheAnnotationThenWaitsForTheNamedHolder) {
+  Harness h;
+  auto o = options(Command::kHandover, "demo");
+  o.to = "web-1-pod";  // by pod name
+  o.wait = true;
+  o.timeout = 30s;
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h.api.expect("PATCH", kItem)
+      .verb("patch")
+      .contentType("application/merge-patch+json")
+      .body(R"({"metadata":{"annotations":{"leasehold.io/preferred-holder":"web-1-pod"}}})")
+      .after(5ms)
+      .respond(200, leaseJson("web-0", "8", 3, "web-1-pod").dump());
+  auto watch = h.api.expect("GET", kCollection)
+                   .query(HasSubstr("fieldSelector=metadata.name%3Ddemo&resourceVersion=8&"))
+                   .stream();
+  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  h.clock.advance(5ms);
+  ASSERT_TRUE(watch->opened());
+  EXPECT_THAT(h.out, HasSubstr("handover requested: lease ns/demo from web-0 (pod web-0-pod) to "
+                               "web-1-pod"));
+  watch->open();
+  h.clock.advance(10ms);
+  watch->send(event("MODIFIED", leaseJson("", "9", 3, "web-1-pod")));  // released
+  EXPECT_EQ(h.exitCode, -1);
+  h.clock.advance(10ms);
+  watch->send(event("MODIFIED", leaseJson("web-1", "10", 4)));
+  EXPECT_EQ(h.exitCode, 0);
+  EXPECT_THAT(h.out, HasSubstr("lease ns/demo held by web-1 (pod web-1-pod) (token 4) after "
+                               "0.025s"));
+  EXPECT_TRUE(watch->cancelled());
+  EXPECT_EQ(h.err, "");
+}
+
+TEST(HandoverCommandTest, TimesOutWithOneLine) {
+  Harness h;
+  auto o = options(Command::kHandover, "demo");
+  o.to = "nobody";
+  o.wait = true;
+  o.timeout = 2s;
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h.api.expect("PATCH", kItem).respond(200, leaseJson("web-0", "8", 3, "nobody").dump());
+  auto watch = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=8")).stream();
+  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  watch->open();
+  h.clock.advance(1999ms);
+  EXPECT_EQ(h.exitCode, -1);
+  h.clock.advance(1ms);
+  EXPECT_EQ(h.exitCode, 1);
+  EXPECT_EQ(h.err,
+            "timed out after 2.000s waiting for \"nobody\" to hold lease ns/demo (holder now: "
+            "web-0 (pod web-0-pod); the request is still on the Lease: does a replica with that "
+            "identity or pod name run?)\n");
+}
+
+TEST(HandoverCommandTest, RefusedPatchNamesTheVerb) {
+  Harness h;
+  auto o = options(Command::kHandover, "demo");
+  o.to = "web-1";
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h.api.expect("PATCH", kItem).respond(403, statusBody(403, "Forbidden", "no"));
+  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  h.clock.runDue();
+  EXPECT_EQ(h.exitCode, 1);
+  EXPECT_THAT(h.err, HasSubstr("forbidden (403): not allowed to patch leases"));
+  EXPECT_EQ(h.out, "");
+}
+
+TEST(HandoverCommandTest, AlreadyHeldByTheNamedReplicaWritesNothing) {
+  Harness h;
+  auto o = options(Command::kHandover, "demo");
+  o.to = "web-0";
+  o.wait = true;
+  o.timeout = 30s;
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  EXPECT_EQ(h.exitCode, 0);
+  EXPECT_THAT(h.out, HasSubstr("already held by web-0"));
+}
+
+TEST(WatchCommandTest, OneLinePerHolderOrTokenChange) {
+  Harness h;
+  auto o = options(Command::kWatch, "demo");
+  o.maxEvents = 4;
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  auto first = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=7&")).stream();
+  auto second = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=9&")).stream();
+  WatchCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  ASSERT_TRUE(first->opened());
+  first->open();
+  first->send(event("MODIFIED", leaseJson("web-0", "8", 3)));  // a renewal: no line
+  first->send(event("MODIFIED", leaseJson("", "9", 3)));       // released: a line
+  first->end();                                                // resumed from 9
+  ASSERT_TRUE(second->opened());
+  second->open();
+  second->send(event("MODIFIED", leaseJson("web-1", "10", 4)));
+  EXPECT_EQ(h.exitCode, -1);
+  second->send(event("DELETED", leaseJson("web-1", "11", 4)));
+  EXPECT_EQ(h.exitCode, 0);
+  EXPECT_EQ(h.out,
+            WatchCommand::header() +
+                "2026-11-30T10:00:00.000000Z   web-0                  web-0-pod              3\n"
+                "2026-11-30T10:00:00.000000Z   <none>                 <none>                 3\n"
+                "2026-11-30T10:00:00.000000Z   web-1                  web-1-pod              4\n"
+                "2026-11-30T10:00:00.000000Z   <deleted>                                     \n");
+}
+
+TEST(WatchCommandTest, StopEndsCleanlyAndARefusedWatchIsOneLine) {
+  Harness h;
+  auto o = options(Command::kWatch, "demo");
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  auto s = h.api.expect("GET", kCollection).query(HasSubstr("watch=true")).stream();
+  WatchCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  s->status(403, statusBody(403, "Forbidden", "cannot watch"));
+  EXPECT_EQ(h.exitCode, 1);
+  EXPECT_THAT(h.err, HasSubstr("forbidden (403): not allowed to watch leases"));
+
+  Harness h2;
+  h2.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  auto s2 = h2.api.expect("GET", kCollection).query(HasSubstr("watch=true")).stream();
+  WatchCommand cmd2(h2.api, h2.clock, o, "ns", kServer, h2.console());
+  cmd2.run(h2.done());
+  h2.clock.runDue();
+  s2->open();
+  cmd2.stop();
+  EXPECT_EQ(h2.exitCode, 0);
+  EXPECT_TRUE(s2->cancelled());
+}
+
+}  // namespace
+}  // namespace leasehold::kubectl
