@@ -48,6 +48,11 @@ struct Config {
   FollowerMode followerMode = FollowerMode::Watch;
   bool printConfig = false;  // print the effective configuration and exit
 
+  // --coordinated: publish a LeaseCandidate and follow the API server's coordinated leader
+  // election (the identity is its name, so it must be a DNS-1123 subdomain; the default one
+  // then joins with '-' instead of '_').
+  bool coordinated = false;
+
   // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
   // (supervise::Supervisor). The settings below are rejected without it.
   bool runMode = false;
