@@ -13,12 +13,12 @@
 #include "app/ApiConnections.h"
 #include "app/KubeSidecarPorts.h"
 #include "app/RunMode.h"
+#include "app/ShardProcess.h"
 #include "app/Sidecar.h"
 #include "app/SignalShutdown.h"
 #include "cluster/RestConfigLoader.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
-#include "kube/LeaseCandidate.h"
 #include "log/Logger.h"
 #include "publish/Metrics.h"
 #include "publish/ProbeServer.h"
@@ -93,6 +93,11 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
     return fail("--pod-label needs POD_NAME (and POD_NAMESPACE) from the downward API");
   }
 
+  if (cfg.shards > 0) {
+    return lh::app::runShardProcess(
+        {cfg, *rest, ns.empty() ? "default" : ns, envOr(env, "POD_IP"), watchHook.seconds}, logger);
+  }
+
   boost::asio::io_context io(1);
   lh::runtime::AsioClock clock(io);
   if (clock.rate() != 1.0) {
@@ -135,7 +140,6 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       setup.lease,
       cfg.releaseCooldown};
   sidecarConfig.alias = cfg.podName;  // a handover request may name the pod instead
-  sidecarConfig.elector.coordinated = cfg.coordinated;
   lh::app::Sidecar sidecar(clock, std::move(sidecarConfig), std::move(ports), metrics, logger,
                            random01);
 
@@ -153,26 +157,6 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   if (auto err = probes.listen())
     return fail("--probe-address " + cfg.probeAddress.toString() + ": " + *err);
 
-  // --coordinated: this replica's LeaseCandidate, on the side connection (never in front of a
-  // renewal). Deleted before the release on the way out, so the controller cannot name a
-  // replica that is leaving.
-  std::optional<lh::kube::LeaseCandidate> candidate;
-  if (cfg.coordinated) {
-    lh::kube::LeaseCandidateOptions options;
-    options.requestDeadline = setup.requestDeadline;
-    candidate.emplace(api.side(), clock,
-                      lh::kube::LeaseCandidateSpec{setup.lease.ns, cfg.identity, cfg.leaseName,
-                                                   LEASEHOLD_VERSION, "", "OldestEmulationVersion"},
-                      random01, options);
-    candidate->setProblemHandler([&logger](const std::string& p) { logger.warn(p); });
-  }
-  const auto shutdownSidecar = [&](std::function<void()> finished) {
-    if (!candidate) return (void)sidecar.shutdown(std::move(finished));
-    candidate->stop([&sidecar, finished = std::move(finished)]() mutable {
-      sidecar.shutdown(std::move(finished));
-    });
-  };
-
   const auto stopEverything = [&] {
     status->stop();
     probes.stop();
@@ -183,7 +167,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       io, logger,
       [&](auto finished) {
         if (runMode) runMode->noteSignal(signals.firstSignal());
-        shutdownSidecar(std::move(finished));
+        sidecar.shutdown(std::move(finished));
       },
       stopEverything);
   if (runMode) {
@@ -193,7 +177,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       logger.warn("second signal: exiting at once", {{"signal", std::to_string(signo)}});
       ::_exit(runMode->exitCode() != 0 ? runMode->exitCode() : 1);
     });
-    runMode->setShutdownRequest([&] { shutdownSidecar(stopEverything); });
+    runMode->setShutdownRequest([&] { sidecar.shutdown(stopEverything); });
   }
 
   logger.info("starting", {{"identity", cfg.identity},
@@ -205,9 +189,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
                            {"leaseDuration", lh::time::formatDuration(cfg.timings.leaseDuration)},
                            {"renewDeadline", lh::time::formatDuration(cfg.timings.renewDeadline)},
                            {"retryPeriod", lh::time::formatDuration(cfg.timings.retryPeriod)},
-                           {"mode", cfg.runMode ? "run" : "sidecar"},
-                           {"coordinated", cfg.coordinated ? "true" : "false"}});
-  if (candidate) candidate->start();
+                           {"mode", cfg.runMode ? "run" : "sidecar"}});
   sidecar.start();
   lh::runtime::keepOnlyTouchedCodeResident();  // start-up code leaves the RSS
   io.run();

@@ -126,6 +126,12 @@ class Sidecar {
   bool shuttingDown() const { return stopping_; }
 
   const std::string& identity() const { return config_.elector.identity.value; }
+  // Shard mode (app/ShardMode): acquire only while `eligible` says yes; reconsider() when it may
+  // have turned to yes (Elector::setEligibility).
+  void setEligibility(std::function<bool()> eligible) {
+    elector_.setEligibility(std::move(eligible));
+  }
+  void reconsider() { elector_.reconsider(); }
 
  private:
   void onElectorEvent(const election::ElectorEvent& e);

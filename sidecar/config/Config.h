@@ -48,10 +48,11 @@ struct Config {
   FollowerMode followerMode = FollowerMode::Watch;
   bool printConfig = false;  // print the effective configuration and exit
 
-  // --coordinated: publish a LeaseCandidate and follow the API server's coordinated leader
-  // election (the identity is its name, so it must be a DNS-1123 subdomain; the default one
-  // then joins with '-' instead of '_').
-  bool coordinated = false;
+  // Shard mode (--shards N, docs/design.md "Shards"): N shard Leases NAME-0 .. NAME-(N-1)
+  // balanced over the replicas of the group NAME; 0 = off. --shard-drain: how long a shard
+  // this replica no longer owns (not in /shards) stays held before it is released.
+  std::size_t shards = 0;
+  time::Duration shardDrain{};
 
   // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
   // (supervise::Supervisor). The settings below are rejected without it.

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cstdio>
 #include <optional>
@@ -162,11 +163,6 @@ const std::vector<Setting>& settings() {
        "How followers notice changes: watch the Lease, or poll it every retry period (default "
        "watch)",
        choice(&Config::followerMode, {FollowerMode::Watch, FollowerMode::Poll})},
-      {"coordinated", "coordinated", ValueKind::Boolean, "",
-       "Publish a LeaseCandidate and let the API server's coordinated-leader-election controller "
-       "pick the leader instead of competing (needs the CoordinatedLeaderElection feature gate; "
-       "default: off)",
-       boolean(&Config::coordinated)},
       {"log-format", "logFormat", ValueKind::Choice, "text|json", "Log format (default text)",
        choice(&Config::logFormat, {LogFormat::Text, LogFormat::Json})},
       {"log-level", "logLevel", ValueKind::Choice, "debug|info|warn|error",
@@ -175,6 +171,23 @@ const std::vector<Setting>& settings() {
               {LogLevel::Debug, LogLevel::Info, LogLevel::Warn, LogLevel::Error})},
       {"print-config", "printConfig", ValueKind::Boolean, "",
        "Print the effective configuration as YAML and exit", boolean(&Config::printConfig)},
+      {"shards", "shards", ValueKind::Text, "N",
+       "Shard mode: N shard Leases NAME-0 .. NAME-(N-1) (1-1024) balanced over the replicas "
+       "that run with the same --lease-name; GET /shards says which this replica owns "
+       "(default: off)",
+       [](Config& c, const std::string& value) -> std::optional<std::string> {
+         std::size_t n = 0;
+         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+         if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > 1024) {
+           return "\"" + value + "\" is not a whole number from 1 to 1024";
+         }
+         c.shards = n;
+         return std::nullopt;
+       }},
+      {"shard-drain", "shardDrain", ValueKind::Duration, "DURATION",
+       "Shard mode: a shard that moves away is dropped from /shards at once and released this "
+       "much later (default 0s)",
+       duration([](Config& c) -> time::Duration& { return c.shardDrain; })},
       // Run mode only (kRunOnly).
       {"kill-grace", "killGrace", ValueKind::Duration, "DURATION",
        "When leadership ends, SIGTERM to the command's process group, SIGKILL this much later; "
@@ -296,15 +309,6 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
   }
   if (config.identity.empty() && !unparsed.contains("identity"))
     problems.push_back(name("identity") + ": must not be empty");
-  if (config.coordinated && !config.identity.empty()) {
-    // The controller writes the LeaseCandidate's name into holderIdentity.
-    if (auto problem = KubernetesNameRules::dns1123Subdomain(config.identity)) {
-      problems.push_back(name("identity") + ": \"" + config.identity + "\" " + *problem + ", but " +
-                         name("coordinated") +
-                         " names this replica's LeaseCandidate after it; give an --identity "
-                         "of lowercase letters, digits, '-' and '.'");
-    }
-  }
   if (!config.podLabel.empty()) {
     if (auto problem = KubernetesNameRules::labelKey(config.podLabel)) {
       problems.push_back(name("pod-label") + ": \"" + config.podLabel +
@@ -339,6 +343,31 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
         problems.push_back(name(flag) + ": only for " + kRunUsage);
       }
     }
+  }
+  if (config.shards > 0) {
+    if (!config.leaseName.empty()) {
+      if (auto problem = KubernetesNameRules::dns1123Label(config.leaseName)) {
+        problems.push_back(name("lease-name") + " with " + name("shards") + ": \"" +
+                           config.leaseName + "\" " + *problem +
+                           " (it names the group: a label value and the prefix of NAME-i)");
+      }
+    }
+    // What shard mode does not do (yet): each named, so the fix is obvious.
+    std::string clash;
+    const auto refuse = [&](const std::string& flag, bool set) {
+      if (set) clash += (clash.empty() ? "" : ", ") + name(flag);
+    };
+    refuse("pod-label", !config.podLabel.empty());
+    refuse("follower-mode", config.followerMode == FollowerMode::Poll);
+    refuse("release-cooldown", origins.contains("release-cooldown"));
+    if (config.runMode) clash += std::string(clash.empty() ? "" : ", ") + "leasehold run";
+    if (!clash.empty()) problems.push_back(name("shards") + " cannot be used with " + clash);
+    if (!unparsed.contains("shard-drain") && config.shardDrain < time::Duration::zero()) {
+      problems.push_back(name("shard-drain") + ": must not be negative");
+    }
+  } else if (!unparsed.contains("shards") &&
+             (origins.contains("shard-drain") || unparsed.contains("shard-drain"))) {
+    problems.push_back(name("shard-drain") + ": only with --shards");
   }
   if (timingsParsed) {
     if (auto problem = config.timings.validate()) {
@@ -392,13 +421,12 @@ std::string podNameFrom(const ConfigLoader::Environment& environment) {
   return podName != environment.end() ? podName->second : std::string();
 }
 
-// Coordinated mode joins with '-': the identity names a LeaseCandidate, and '_' is not allowed.
 std::string defaultIdentity(const std::string& podName, const std::string& hostname,
-                            const ConfigLoader::IdentitySources& sources, bool coordinated) {
+                            const ConfigLoader::IdentitySources& sources) {
   std::string base = podName.empty() ? hostname : podName;
   if (base.empty()) base = "leasehold";
   char suffix[16];
-  std::snprintf(suffix, sizeof suffix, coordinated ? "-%08x" : "_%08x",
+  std::snprintf(suffix, sizeof suffix, "_%08x",
                 static_cast<unsigned>(sources.random32 ? sources.random32() : 0));
   return base + suffix;
 }
@@ -704,7 +732,7 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
   const std::string podName = podNameFrom(environment_);
   const std::string hostname = identity_.hostname ? identity_.hostname() : std::string();
   if (!origins.contains("identity")) {
-    config.identity = defaultIdentity(podName, hostname, identity_, config.coordinated);
+    config.identity = defaultIdentity(podName, hostname, identity_);
   }
   // The pod name the Lease shows for this replica (and /leader's "name"): the hostname when
   // POD_NAME is not given, since Kubernetes makes it the pod name; but an identity that was

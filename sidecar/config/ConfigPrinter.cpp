@@ -40,9 +40,12 @@ std::string ConfigPrinter::print(const Config& config) {
   out << YAML::Key << "statusFile" << YAML::Value << YAML::DoubleQuoted << config.statusFile;
   out << YAML::Key << "podLabel" << YAML::Value << YAML::DoubleQuoted << config.podLabel;
   out << YAML::Key << "followerMode" << YAML::Value << std::string(toString(config.followerMode));
-  if (config.coordinated) out << YAML::Key << "coordinated" << YAML::Value << true;
   out << YAML::Key << "logFormat" << YAML::Value << std::string(toString(config.logFormat));
   out << YAML::Key << "logLevel" << YAML::Value << std::string(toString(config.logLevel));
+  if (config.shards > 0) {
+    out << YAML::Key << "shards" << YAML::Value << config.shards;
+    out << YAML::Key << "shardDrain" << YAML::Value << time::formatDuration(config.shardDrain);
+  }
   if (config.runMode) {
     // The command itself is not printed: its arguments may carry secrets.
     out << YAML::Key << "killGrace" << YAML::Value << time::formatDuration(config.killGrace);

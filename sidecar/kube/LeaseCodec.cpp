@@ -207,6 +207,12 @@ std::string encodeLease(const LeaseRecord& r, const LeaseTarget& target, bool fo
   } else {
     meta["resourceVersion"] = r.resourceVersion.value;
   }
+  if (!target.labels.empty()) {
+    json& labels = meta["labels"];
+    if (!labels.is_object()) labels = json::object();
+    for (const auto& [key, value] : target.labels)
+      labels[key] = value;
+  }
   // The holder's annotations follow the holder: set by the holder, dropped on release.
   if (!r.holderIdentity.empty() && (!target.podName.empty() || !target.podIp.empty())) {
     json& ann = meta["annotations"];
@@ -275,6 +281,37 @@ bool decodeLeaseList(std::string_view text, const std::string& name, LeaseListRe
   return true;
 }
 
+bool decodeLeaseListItems(std::string_view text, std::string& resourceVersion,
+                          std::vector<NamedLease>& out, std::string& error) {
+  json obj;
+  if (!parseJson(text, obj, error, "lease list")) return false;
+  std::string rv;
+  if (const json* meta = member(obj, "metadata")) {
+    if (!readString(*meta, "resourceVersion", "metadata.", rv, error)) return false;
+  }
+  const json* items = member(obj, "items");
+  if (items && !items->is_array()) {
+    error = "items: expected a list";
+    return false;
+  }
+  std::vector<NamedLease> result;
+  for (std::size_t i = 0; items && i < items->size(); i++) {
+    const json& item = (*items)[i];
+    const json* meta = member(item, "metadata");
+    const json* itemName = meta ? member(*meta, "name") : nullptr;
+    if (!itemName || !itemName->is_string()) continue;
+    NamedLease named{itemName->get<std::string>(), {}};
+    if (!decodeLeaseObject(item, named.record, error)) {
+      error = "items[" + std::to_string(i) + "]." + error;
+      return false;
+    }
+    result.push_back(std::move(named));
+  }
+  resourceVersion = std::move(rv);
+  out = std::move(result);
+  return true;
+}
+
 bool decodeStatus(std::string_view text, ApiStatus& out) {
   json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!obj.is_object()) return false;
@@ -332,6 +369,7 @@ bool decodeWatchEvent(std::string_view line, WatchEvent& out, std::string& error
   if (const json* meta = member(*object, "metadata")) {
     if (!readString(*meta, "resourceVersion", "object.metadata.", e.resourceVersion, error))
       return false;
+    if (!readString(*meta, "name", "object.metadata.", e.name, error)) return false;
   }
   if (e.type != WatchEvent::Type::kBookmark) {
     election::LeaseRecord r;

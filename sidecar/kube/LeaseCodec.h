@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "election/LeaseRecord.h"
 
@@ -26,6 +28,9 @@ struct LeaseTarget {
   std::string ns;
   std::string podName;  // POD_NAME, may be empty
   std::string podIp;    // POD_IP, may be empty
+  // Labels every write puts on the Lease (shard mode: the group's, so that one label-selected
+  // watch sees all of its Leases); labels already there stay.
+  std::vector<std::pair<std::string, std::string>> labels{};
 };
 
 bool decodeLease(std::string_view json, election::LeaseRecord& out, std::string& error);
@@ -40,6 +45,14 @@ struct LeaseListResult {
 bool decodeLeaseList(std::string_view json, const std::string& name, LeaseListResult& out,
                      std::string& error);
 
+// Every item of a LeaseList with its metadata.name (a label-selected list of a shard group).
+struct NamedLease {
+  std::string name;
+  election::LeaseRecord record;
+};
+bool decodeLeaseListItems(std::string_view json, std::string& resourceVersion,
+                          std::vector<NamedLease>& out, std::string& error);
+
 // A Status body (errors and watch ERROR events).
 struct ApiStatus {
   int code = 0;
@@ -53,6 +66,7 @@ struct WatchEvent {
   enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
   Type type = Type::kAdded;
   std::string resourceVersion;                 // of the object (or bookmark)
+  std::string name;                            // of the object (metadata.name)
   std::optional<election::LeaseRecord> lease;  // ADDED/MODIFIED/DELETED
   std::optional<ApiStatus> status;             // ERROR
 };

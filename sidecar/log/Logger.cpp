@@ -80,7 +80,14 @@ std::string Logger::format(Level level, std::string_view msg, const Fields& fiel
 
 void Logger::log(Level level, std::string_view msg, const Fields& fields) const {
   if (!enabled(level)) return;
-  std::string line = format(level, msg, fields, nowTimestamp());
+  std::string line;
+  if (always_.empty()) {
+    line = format(level, msg, fields, nowTimestamp());
+  } else {
+    Fields all = always_;
+    all.insert(all.end(), fields.begin(), fields.end());
+    line = format(level, msg, all, nowTimestamp());
+  }
   line += '\n';
   // One write per line keeps lines whole when several processes share a terminal or pipe.
   const char* p = line.data();

@@ -29,6 +29,13 @@ class Logger {
   void warn(std::string_view msg, const Fields& f = {}) const { log(Level::kWarn, msg, f); }
   void error(std::string_view msg, const Fields& f = {}) const { log(Level::kError, msg, f); }
 
+  // A logger that adds `fields` to every line (shard mode: which shard's Lease it is about).
+  Logger with(Fields fields) const {
+    Logger l = *this;
+    l.always_.insert(l.always_.end(), fields.begin(), fields.end());
+    return l;
+  }
+
   // The line that log() would write, without the trailing newline (for tests).
   std::string format(Level level, std::string_view msg, const Fields& fields,
                      std::string_view timestamp) const;
@@ -37,6 +44,7 @@ class Logger {
   Format format_;
   Level minimum_;
   int fd_;
+  Fields always_;  // added to every line (with())
 };
 
 const char* toString(Level l);

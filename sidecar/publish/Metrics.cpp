@@ -98,6 +98,7 @@ std::string Metrics::render(const election::Leadership& now) const {
   out += "process_resident_memory_bytes " + std::to_string(residentBytes()) + "\n";
   header(out, "process_start_time_seconds", "gauge", "Start time since the Unix epoch.");
   out += "process_start_time_seconds " + number(startTimeSeconds_) + "\n";
+  if (extra_) out += extra_();
   return out;
 }
 

@@ -3,6 +3,7 @@
 // elector's events and the API client; gauges are read from the elector at scrape time.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -20,6 +21,9 @@ class Metrics {
   void renewal(bool ok, double seconds);
   void apiRequest(const std::string& verb, int code) { api_[{verb, code}]++; }
 
+  // More families, rendered at scrape time after the others (shard mode's leasehold_shard_*).
+  void setExtra(std::function<std::string()> extra) { extra_ = std::move(extra); }
+
   // The whole exposition, with the leadership as it is now and process_* from /proc.
   std::string render(const election::Leadership& now) const;
 
@@ -35,6 +39,7 @@ class Metrics {
   double renewSum_ = 0;
   std::map<std::pair<std::string, int>, std::uint64_t> api_;
   double startTimeSeconds_;
+  std::function<std::string()> extra_;
 };
 
 }  // namespace leasehold::publish

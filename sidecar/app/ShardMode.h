@@ -1,0 +1,120 @@
+#pragma once
+// Shard mode (--shards N, docs/design.md "Shards"): N shard Leases NAME-0 .. NAME-(N-1), each
+// with its own app::Sidecar (its own Elector: query-time validity, step down at R, CAS, release
+// on the way out, fencing token = its leaseTransitions), all on one loop, plus this member's
+// membership Lease and ONE label-selected watch of the group's Leases that feeds every shard's
+// Elector and the group view.
+//
+// After every change it sees (a Lease, a member's or a shard's expiry on this clock) it computes
+// the target owner of every shard (shard::ShardAssignment over shard::GroupView) and:
+//  - lets a shard's Elector acquire only while that shard is assigned here (eligibility);
+//  - a shard it owns that is no longer assigned here is dropped at once (no longer in /shards,
+//    the stream and the status file), then after --shard-drain released, so that its new owner
+//    takes it at once;
+// A member starts acquiring one retry period after it started, so that members started
+// together see each other first instead of grabbing everything and handing it back.
+//
+// Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
+// counting this member), then every shard is released (Sidecar::shutdown), then done.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/ApiConnections.h"
+#include "app/Sidecar.h"
+#include "election/ElectionTimings.h"
+#include "kube/LeaseGroupWatch.h"
+#include "log/Logger.h"
+#include "publish/LeadershipJson.h"
+#include "publish/Metrics.h"
+#include "shard/GroupView.h"
+#include "shard/MembershipLease.h"
+#include "shard/ShardLeaseStore.h"
+#include "time/Clock.h"
+
+namespace leasehold::app {
+
+inline constexpr const char* kShardGroupLabel = "leasehold.io/shard-group";
+
+struct ShardModeConfig {
+  std::string identity;
+  std::string podName;  // holder annotation and handover alias, may be empty
+  std::string podIp;
+  publish::LeaseName group;  // namespace and --lease-name
+  std::size_t shards = 1;
+  election::ElectionTimings timings;
+  time::Duration drain{};  // --shard-drain
+  std::chrono::milliseconds requestDeadline{5000};
+  int watchTimeoutSeconds = 300;
+};
+
+class ShardMode : private kube::LeaseGroupObserver {
+ public:
+  ShardMode(time::Clock& clock, ShardModeConfig config, ApiConnections& api,
+            publish::Metrics& metrics, const log::Logger& logger, std::function<double()> random01);
+  ~ShardMode() override;
+  ShardMode(const ShardMode&) = delete;
+  ShardMode& operator=(const ShardMode&) = delete;
+
+  void start();
+  // false when a shutdown is already running.
+  bool shutdown(std::function<void()> done);
+
+  // GET /shards, the stream and the status file, computed when asked:
+  // {"identity","group","shards","members","owned":[{"shard","lease","fencingToken","validUntil"}]}
+  std::string json() const;
+  // Runs whenever the owned set (shards and their tokens) may have changed.
+  void setOwnedSetChanged(std::function<void()> f) { ownedChanged_ = std::move(f); }
+  // /leader in shard mode: this member's leadership of shard 0 (NAME-0).
+  election::Leadership leadership() const;
+  // POST /leader/release: releases shard 0 (taken again here if it is still assigned here).
+  void releaseShardZero();
+  // /healthz: the first shard held without a successful renewal for D + margin.
+  std::optional<std::string> unhealthyReason() const;
+  // leasehold_shards_owned, leasehold_shard_members, leasehold_shard_fencing_token{shard}.
+  std::string metricsText() const;
+
+ private:
+  void onGroupListed(const std::vector<kube::NamedLease>& leases) override;
+  void onGroupLease(const std::string& name,
+                    const std::optional<election::LeaseRecord>& record) override;
+  void onGroupWatchState(bool healthy) override;
+
+  void rebalanceSoon();
+  void rebalance();
+  void onShardEvent(std::size_t shard);
+  void drop(std::size_t shard);
+  void releaseDropped(std::size_t shard);
+  bool owns(std::size_t shard) const;
+  bool eligible(std::size_t shard) const;
+  void noteOwnedSet();
+
+  time::Clock& clock_;
+  ShardModeConfig config_;
+  publish::Metrics& metrics_;
+  const log::Logger& logger_;
+  shard::GroupView view_;
+  std::vector<log::Logger> shardLoggers_;        // sized once: each Sidecar keeps a reference
+  std::vector<shard::ShardLeaseStore*> stores_;  // owned by the Sidecars' ports
+  std::vector<std::unique_ptr<Sidecar>> sidecars_;
+  std::unique_ptr<shard::MembershipLease> membership_;
+  std::unique_ptr<kube::LeaseGroupWatch> watch_;
+  std::vector<char> assigned_;
+  std::vector<char> dropping_;
+  std::vector<std::unique_ptr<time::Timer>> drainTimers_;
+  std::unique_ptr<time::Timer> rebalanceTimer_;
+  std::unique_ptr<time::Timer> expiryTimer_;
+  std::unique_ptr<time::Timer> settleTimer_;
+  bool listed_ = false;
+  bool settled_ = false;
+  bool stopping_ = false;
+  std::string lastOwnedKey_;
+  std::function<void()> ownedChanged_;
+  std::function<void()> shutdownDone_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::app

@@ -1,0 +1,26 @@
+#pragma once
+// The process of shard mode (--shards N): main's counterpart of the single-Lease wiring. One
+// event loop with the ApiConnections, app::ShardMode, the status API (GET /shards,
+// GET /shards/watch, and /leader for shard 0), the probes with the shard metrics, the status
+// file with the /shards JSON, and SIGTERM/SIGINT starting ShardMode::shutdown.
+#include <string>
+
+#include "cluster/RestConfig.h"
+#include "config/Config.h"
+#include "log/Logger.h"
+
+namespace leasehold::app {
+
+struct ShardProcessInputs {
+  const config::Config& config;
+  const cluster::RestConfig& rest;
+  std::string leaseNamespace;
+  std::string podIp;
+  std::optional<int> watchTimeoutSeconds;  // the test hook, when set
+};
+
+// Runs until the shutdown completes; returns the exit status (non-zero when it could not start,
+// after printing why).
+int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger);
+
+}  // namespace leasehold::app
