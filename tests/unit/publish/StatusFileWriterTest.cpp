@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "TemporaryDirectory.h"
+#include "ThreadCount.h"
 #include "publish/StatusFile.h"
 #include "runtime/BlockingWorker.h"
 
@@ -26,6 +27,7 @@ namespace leasehold::publish {
 namespace {
 
 using namespace std::chrono_literals;
+using leasehold::testing::threadsInProcess;
 
 // A disk whose writes block until the test opens the gate: as slow as the test wants, without
 // timing. Every wait is bounded so a bug fails the test instead of hanging it.
@@ -102,13 +104,6 @@ class StatusFileWriterTest : public ::testing::Test {
   SlowDisk disk_;
   runtime::BlockingWorker worker_{post()};  // last: its jobs use disk_ until it is gone
 };
-
-std::size_t threadsInProcess() {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
-    n++;
-  return n;
-}
 
 TEST_F(StatusFileWriterTest, HasNoThreadOfItsOwnAndWritesOnTheWorker) {
   const auto before = threadsInProcess();
