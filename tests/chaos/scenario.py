@@ -14,11 +14,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from leasehold_testing import D, P, Failure, http_request, wait_for
+from leasehold_testing import D, P, R, Failure, http_request, wait_for
 from leasehold_testing.fenced_store import FencedStore, FencedWriter
 from leasehold_testing.incarnation import Incarnation, port_collision
 from leasehold_testing.lease_history import LeaseHistory
 from leasehold_testing.leader_sampler import Sampler
+from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
 from leasehold_testing.terms import (ROUNDING, check_history_tokens, check_store, check_terms,
                                      history_terms, sampled_terms)
 
@@ -33,6 +34,12 @@ JITTER = 1.2
 RESTART_ALLOWANCE = 0.5
 LIVENESS_BOUND = D + (1 + JITTER) * P + RESTART_ALLOWANCE
 CONVERGE_EXTRA = 2.0  # followers agree on the holder within this after a leader exists
+# --run-mode: every sidecar is `leasehold run [flags] -- run_mode_command.py` (its command keeps
+# a grandchild and writes its token to a fenced store of its own). The Monitor polls /proc every
+# 20 ms on a shared machine: "stopped by R after the last renewal" allows this much (D - R =
+# 0.5 s is the margin that matters for safety, and the no-overlap check has no allowance).
+RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
+RUN_TOLERANCE = 0.25
 
 FAULT_KINDS = {
     # kind: weight
@@ -88,6 +95,12 @@ class Scenario:
         self.quiet_at = 0.0
         self.schedule = self.make_schedule()
         self.t0 = None
+        self.monitor = None
+        if getattr(args, "run_mode", False):
+            self.journal = self.dir / "journal.jsonl"
+            self.command_store = self.dir / "commands.db"
+            FencedStore(self.command_store)  # the tables exist before any command writes
+            self.monitor = Monitor(self.incarnations, self.journal)
 
     # ---- schedule ----------------------------------------------------------------------
     def make_schedule(self):
@@ -161,6 +174,9 @@ class Scenario:
             identity = old.identity
         inc = Incarnation(self.env, slot, identity, self.gens[slot], self.lease, self.dir,
                           rate=self.rate(slot))
+        if self.monitor is not None:
+            inc.args = run_args(inc.args, RUN_FLAGS,
+                                journal_command(self.journal, self.command_store))
         self.gens[slot] += 1
         inc.start()
         self.slots[slot] = inc
@@ -411,6 +427,8 @@ class Scenario:
         self.t0 = now()
         if self.skew:
             self.applied["clock_skew"] += 1
+        if self.monitor is not None:
+            self.monitor.start()
         for slot in range(self.n):
             self.start_slot(slot)
             if self.selftest and slot == 0:  # the slow sidecar leads
@@ -509,6 +527,12 @@ class Scenario:
                 inc.kill("teardown")
         for inc in self.incarnations:
             inc.reap()
+        if self.monitor is not None and self.monitor.is_alive():
+            # kill -9 of a supervisor ends its command at once (PR_SET_PDEATHSIG, the watchdog)
+            deadline = now() + 3
+            while now() < deadline and self.monitor.running():
+                time.sleep(0.02)
+            self.monitor.finish()
         for s in self.samplers:
             s.join(5)
         for w in self.writers:
@@ -566,6 +590,8 @@ class Scenario:
                         break
         rows = self.store.rows()
         f += check_store(rows, [] if self.history.gap else hterms)
+        if self.monitor is not None:
+            f += self.check_commands()
         self.writes_accepted = sum(1 for r in rows if r[5])
         self.writes_rejected = sum(1 for r in rows if not r[5])
         self.handovers = sum(1 for a, b in zip(hterms, hterms[1:]) if a.identity != b.identity)
@@ -579,6 +605,18 @@ class Scenario:
                       + (f" released {t.released_at - self.t0:.3f}" if t.released_at else ""))
             if self.history.errors:
                 print(f"    lease watch errors: {self.history.errors[:5]}")
+
+    def check_commands(self):
+        """--run-mode: the commands of two supervisors never ran at once, each stopped by R after
+        its last renewal (R of its own clock for a skewed one), nothing of a stopped group
+        survives, no stale token reached the command's fenced store."""
+        def claim_bound(inst, claim_end):
+            rate = getattr(inst.replica, "rate", 1.0)
+            return claim_end - R + R / rate
+        instances = self.monitor.all()
+        self.command_instances = len(instances)
+        return [f"run mode: {x}" for x in
+                command_failures(instances, self.command_store, RUN_TOLERANCE, claim_bound)]
 
     def dump_observations(self, path):
         """What the checks saw, for `run --recheck PATH` (e.g. after a checker fix)."""
@@ -606,6 +644,7 @@ class Scenario:
             "max_overlap_sampled": getattr(self, "overlap_sampled", 0.0),
             "max_overlap_history": getattr(self, "overlap_history", 0.0),
             "samples": getattr(self, "samples", 0),
+            "command_instances": getattr(self, "command_instances", None),
             "starting_403": getattr(self, "starting_403", 0),
             "failures": self.failures,
             "infra": self.infra,

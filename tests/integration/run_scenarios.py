@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run mode with real processes: 3 `leasehold run` replicas whose command
-(run_mode_command.py) records its start in a shared journal, writes its token to a fenced SQLite
+(leasehold_testing/run_mode_command.py) records its start in a shared journal, writes its token to a fenced SQLite
 store every 50 ms and keeps a grandchild (`sh -c 'sleep 1000 & wait'`), through the faults of
 issue 13: kill -9, SIGSTOP for 2D and a partition of the leading supervisor, SIGTERM (drain),
 POST /leader/release, the command crashing (with and without --restart on-failure), a command
@@ -8,42 +8,27 @@ that ignores SIGTERM, a second signal, --exit-on-loss.
 
     run_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`, --list)
 
-Every scenario ends with the same checks, over every command instance the Monitor saw (found in
-/proc as a child of a supervisor, its start being the kernel's fork time; stopped when no
-process of its group runs any more, zombies aside):
-  - no two instances ran at the same time ([start, stop] never overlap, across replicas);
-  - every instance stopped by R after its supervisor's last successful renewal of that term
-    (the "became leader"/"renewed" log lines: their time, after the write's send time, plus R,
-    so the bound is if anything generous by a request's round trip), + TOLERANCE;
-  - no process of a stopped group survives (the grandchild and the sleep under it included);
-  - no write with a token older than an instance already started was attempted, so none can
-    have been accepted, and the accepted tokens never go down;
-plus each scenario's own checks (exit codes as issue 13 specifies, timings of SIGTERM/SIGKILL).
+Every scenario ends with the checks of leasehold_testing.run_mode over every command instance
+its Monitor saw (no two at once, each stopped by R after its last renewal + TOLERANCE, nothing
+of a stopped group survives, no stale-token write), plus its own checks (exit codes as issue 13
+specifies, timings of SIGTERM/SIGKILL). The chaos runner's run-mode flavour shares them.
 Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace 500ms, --drain-timeout 3s.
-
-Why ~570 lines: the Monitor (what /proc says about every command instance) and the checks all
-eleven scenarios end with are run mode's alone, so they live here beside the scenarios rather
-than in leasehold_testing.
 """
 import json
 import os
 import signal
-import threading
 import time
-from pathlib import Path
 
 from leasehold_testing import D, P, R, Sidecar, check, http_request, log, run_scenarios, wait_for
 from leasehold_testing.fenced_store import FencedStore
-from leasehold_testing.kube_time import epoch
+from leasehold_testing.run_mode import (Monitor, claims, command_failures, journal_command,
+                                        run_args)
 
-HERE = Path(__file__).resolve().parent
-COMMAND = HERE / "run_mode_command.py"
 KILL_GRACE, DRAIN_TIMEOUT = 0.5, 3.0
 RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
 # The Monitor polls every 20 ms on a machine shared with builds: "stopped by R" allows this much.
 # The bound that matters for safety, D after the last renewal, is D - R = 0.5 s later still.
 TOLERANCE = 0.25
-TICKS = os.sysconf("SC_CLK_TCK")
 
 SCENARIOS = {}
 
@@ -58,185 +43,15 @@ class RunReplica(Sidecar):
     process; --log-level debug so that every renewal is in its log."""
 
     def __init__(self, env, name, command, run_flags):
-        super().__init__(env, name, extra_args=("--log-level", "debug"))
-        self.args = [self.args[0], "run", *self.args[1:], *run_flags, "--", *command]
+        super().__init__(env, name)
+        self.args = run_args(self.args, run_flags, command)
 
     def claims(self):
-        """(token, claim end in wall-clock seconds) for every confirmed write of a term: the log
-        line's time + R."""
-        out = []
-        for line in self.log_lines():
-            if line.get("msg") in ("became leader", "renewed") and "token" in line:
-                out.append((int(line["token"]), epoch(line["ts"]) + R))
-        return out
+        return claims(self)
 
     def exit_code(self, timeout=10):
         """The process's exit status once it has ended (waits up to `timeout`)."""
-        rc = self.reap(timeout)
-        return rc
-
-
-def boot_to_wall():
-    """Seconds to add to a CLOCK_BOOTTIME reading to get wall-clock time, now."""
-    return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)
-
-
-def scan_proc():
-    """pid -> (ppid, pgrp, state, start in wall-clock seconds) for every process."""
-    offset = boot_to_wall()
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = text.rsplit(")", 1)[1].split()
-        out[int(entry)] = (int(fields[1]), int(fields[2]), fields[0],
-                           int(fields[19]) / TICKS + offset)
-    return out
-
-
-def cmdline(pid):
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def running_in_group(pid, group):
-    """Whether `pid` runs (is not a zombie) in process group `group`."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return False
-    return fields[0] != "Z" and int(fields[2]) == group
-
-
-def group_gone(group):
-    """No process of the group runs: none left at all (kill(-group, 0) fails), or zombies only."""
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return not any(pgrp == group and state != "Z"
-                   for (_, pgrp, state, _) in scan_proc().values())
-
-
-class Instance:
-    """One run of the command: from its fork (the kernel's start time, at 10 ms resolution,
-    rounded down) until no process of its group runs. `last_alive`: the latest moment a process
-    of the group was seen running; `stop`: the first moment none was."""
-
-    def __init__(self, replica, pid, start):
-        self.replica, self.pid, self.start = replica, pid, start
-        self.members = {pid}
-        self.last_alive = start
-        self.stop = None
-        self.token = None
-        self.grandchild = None
-        self.term_at = None
-
-    def __repr__(self):
-        stop = f"{self.stop:.3f}" if self.stop else "running"
-        return (f"<{self.replica.name} pid {self.pid} token {self.token} "
-                f"{self.start:.3f}..{stop}>")
-
-
-class Monitor(threading.Thread):
-    """Every 5 ms, whether each running command's group still runs (its known processes'
-    /proc/PID/stat; when none does, kill(-group, 0) or a full scan decides); every 20 ms, the
-    supervisors' new command children and group members in /proc and the new journal lines."""
-
-    def __init__(self, replicas, journal):
-        super().__init__(daemon=True)
-        self.replicas, self.journal = replicas, Path(journal)
-        self.instances = {}  # pid -> Instance
-        self.events = []     # journal records
-        self.offset = 0
-        self.stop_event = threading.Event()
-        self.lock = threading.Lock()
-
-    def run(self):
-        tick = 0
-        while not self.stop_event.is_set():
-            if tick % 4 == 0:
-                self.scan()
-            self.watch_groups()
-            tick += 1
-            self.stop_event.wait(0.005)
-
-    def watch_groups(self):
-        with self.lock:
-            running = [i for i in self.instances.values() if i.stop is None]
-        for inst in running:
-            before = time.time()
-            if any(running_in_group(pid, inst.pid) for pid in list(inst.members)):
-                inst.last_alive = before
-            elif group_gone(inst.pid):
-                inst.stop = time.time()
-            else:
-                self.scan()  # a member this monitor did not know yet
-
-    def scan(self):
-        procs = scan_proc()
-        with self.lock:
-            supervisors = {r.proc.pid: r for r in self.replicas if r.proc is not None}
-            for pid, (ppid, pgrp, state, start) in procs.items():
-                if (ppid in supervisors and pid == pgrp and pid not in self.instances
-                        and "run_mode_command.py" in cmdline(pid)):
-                    self.instances[pid] = Instance(supervisors[ppid], pid, start)
-                if state != "Z" and pgrp in self.instances:
-                    self.instances[pgrp].members.add(pid)
-            self.read_journal(procs)
-
-    def read_journal(self, procs):
-        if not self.journal.exists():
-            return
-        with open(self.journal, "rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        for line in data[:end].splitlines():
-            record = json.loads(line)
-            self.events.append(record)
-            pid = record["pid"]
-            inst = self.instances.get(pid)
-            if inst is None and record["event"] == "start":
-                # Started and (maybe) gone between two scans: its own record says when.
-                replica = next((r for r in self.replicas if r.name == record["identity"]), None)
-                start = procs[pid][3] if pid in procs else record["t"]
-                inst = self.instances[pid] = Instance(replica, pid, start)
-                inst.last_alive = record["t"]
-            if inst is None:
-                continue
-            if record["event"] == "start":
-                inst.token, inst.grandchild = record["token"], record["grandchild"]
-                inst.last_alive = max(inst.last_alive, record["t"])
-            elif record["event"] == "term":
-                inst.term_at = record["t"]
-
-    def finish(self):
-        self.stop_event.set()
-        self.join()
-        self.scan()
-        self.watch_groups()
-
-    def of(self, replica):
-        with self.lock:
-            return sorted((i for i in self.instances.values() if i.replica is replica),
-                          key=lambda i: i.start)
-
-    def all(self):
-        with self.lock:
-            return sorted(self.instances.values(), key=lambda i: i.start)
-
-    def running(self):
-        return [i for i in self.all() if i.stop is None]
+        return self.reap(timeout)
 
 
 class RunCluster:
@@ -247,8 +62,7 @@ class RunCluster:
         self.journal = env.dir / "journal.jsonl"
         self.store_path = env.dir / "fenced.db"
         FencedStore(self.store_path)  # creates the tables before any command writes
-        command = ["python3", str(COMMAND), "--journal", str(self.journal), "--store",
-                   str(self.store_path), *command_flags]
+        command = journal_command(self.journal, self.store_path, *command_flags)
         self.replicas = [RunReplica(env, f"replica-{i}", command, [*RUN_FLAGS, *run_flags])
                          for i in range(n)]
         env.sidecars.extend(self.replicas)
@@ -297,55 +111,8 @@ class RunCluster:
     def check_safety(self):
         instances = self.monitor.all()
         log("instances:", instances)
-        check(instances, "no command ever ran")
-        for i in instances:
-            check(i.stop is not None, f"{i} never stopped")
-        # No overlap, across replicas (and within one: a restart follows the previous run).
-        # Overlap is certain when b had surely started (its fork time, rounded down to the 10 ms
-        # tick, + 10 ms) while a was still seen running; the two clocks read are the same.
-        for a, b in zip(instances, instances[1:]):
-            check(b.start + 0.01 >= a.last_alive,
-                  f"{a} and {b} ran at the same time: {b} started "
-                  f"{a.last_alive - b.start:.3f}s before {a} was last seen running")
-        gaps = [b.start - a.stop for a, b in zip(instances, instances[1:])]
-        if gaps:
-            log(f"gaps between instances (next fork - group gone, each to ~10 ms): "
-                + ", ".join(f"{g:.3f}s" for g in gaps))
-        # Stopped by R after the last successful renewal of its term.
-        worst = None
-        for i in instances:
-            if i.token is None:
-                continue
-            ends = [end for token, end in i.replica.claims() if token == i.token and end <= i.stop + R]
-            check(ends, f"{i}: no confirmed write of term {i.token} in its supervisor's log")
-            claim_end = max(ends)
-            margin = claim_end - i.stop
-            worst = margin if worst is None else min(worst, margin)
-            check(i.stop <= claim_end + TOLERANCE,
-                  f"{i} stopped {i.stop - claim_end:.3f}s after its claim ended (R after the "
-                  f"last renewal)")
-        if worst is not None:
-            log(f"every command stopped before its claim ended; the closest by {worst:.3f}s")
-        # Nothing of a stopped group survives.
-        procs = scan_proc()
-        for i in instances:
-            alive = [pid for pid, (_, pgrp, state, _) in procs.items()
-                     if pgrp == i.pid and state != "Z"]
-            check(not alive, f"{i}: processes {alive} of its group survive")
-            if i.grandchild:
-                check(i.grandchild not in procs or procs[i.grandchild][2] == "Z",
-                      f"{i}: grandchild {i.grandchild} survives")
-        # Fencing: no attempt with a token older than an instance that had already started.
-        rows = FencedStore(self.store_path).rows()
-        accepted = [r for r in rows if r[5]]
-        tokens = [r[1] for r in accepted]
-        check(tokens == sorted(tokens), "accepted tokens went down")
-        started = [(i.start, i.token) for i in instances if i.token is not None]
-        stale = [r for r in rows
-                 if any(start < r[4] and token > r[1] for start, token in started)]
-        check(not stale, f"{len(stale)} write(s) with a stale token, first {stale[:3]}")
-        log(f"fenced writes: {len(accepted)} accepted, {len(rows) - len(accepted)} rejected, "
-            "0 stale")
+        failures = command_failures(instances, self.store_path, TOLERANCE)
+        check(not failures, "; ".join(failures))
 
 
 def release(replica):

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The command that run_scenarios.py runs under `leasehold run`: what a legacy singleton does,
-with a journal for the checks.
+"""The command that the run-mode scenarios and the chaos runner's run-mode flavour run under
+`leasehold run` (leasehold_testing.run_mode): what a legacy singleton does, with a journal for
+the checks.
 
-At start it appends {"event": "start", token, identity, lease, pid, pgid, grandchild, t} to the
+At start it appends {"event": "start", token, identity, lease, pid, pgid, supervisor (its
+parent's pid), grandchild, t} to the
 journal (JSON lines, appended whole; t is wall-clock seconds), starts a grandchild that must
 die with the group (`sh -c 'sleep 1000 & wait'`), then writes its token to the fenced SQLite
 store every 50 ms (leasehold_testing.FencedStore: a token lower than the highest seen is
@@ -54,7 +56,8 @@ def main():
     grandchild = subprocess.Popen(["sh", "-c", "sleep 1000 & wait"])
     append(args.journal, {"event": "start", "token": token, "identity": identity,
                           "lease": os.environ.get("LEASEHOLD_LEASE"), "pid": pid,
-                          "pgid": os.getpgid(0), "grandchild": grandchild.pid})
+                          "pgid": os.getpgid(0), "supervisor": os.getppid(),
+                          "grandchild": grandchild.pid})
     store = FencedStore(args.store)
     started = time.monotonic()
     while True:
