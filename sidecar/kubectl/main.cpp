@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 
 #include "cluster/RestConfigLoader.h"
@@ -35,10 +36,14 @@ void errorLine(const std::string& line) {
   std::fflush(stderr);
 }
 
-kc::Console console() {
-  return {[](const std::string& text) {
-            std::fwrite(text.data(), 1, text.size(), stdout);
-            std::fflush(stdout);
+// `brokenOutput` runs when stdout cannot be written any more (`kubectl leasehold watch | head`):
+// SIGPIPE is ignored, so the command must end itself.
+kc::Console console(std::function<void()> brokenOutput) {
+  return {[brokenOutput](const std::string& text) {
+            if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+                std::fflush(stdout) != 0) {
+              brokenOutput();
+            }
           },
           [](const std::string& line) {
             std::fprintf(stderr, "%s\n", line.c_str());
@@ -74,6 +79,8 @@ int run(const kc::PluginOptions& o) {
   std::optional<kc::GetCommand> get;
   std::optional<kc::HandoverCommand> handover;
   std::optional<kc::WatchCommand> watch;
+  // Posted: a command may be in the middle of printing when its output breaks.
+  auto broken = [&io, &done] { boost::asio::post(io, [&done] { done(1); }); };
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
@@ -83,15 +90,15 @@ int run(const kc::PluginOptions& o) {
   });
   switch (o.command) {
     case kc::Command::kGet:
-      get.emplace(api, clock, o, ns, server, console());
+      get.emplace(api, clock, o, ns, server, console(broken));
       get->run(done);
       break;
     case kc::Command::kHandover:
-      handover.emplace(api, clock, o, ns, server, console());
+      handover.emplace(api, clock, o, ns, server, console(broken));
       handover->run(done);
       break;
     case kc::Command::kWatch:
-      watch.emplace(api, clock, o, ns, server, console());
+      watch.emplace(api, clock, o, ns, server, console(broken));
       watch->run(done);
       break;
     case kc::Command::kHelp:
