@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""--coordinated on the real kube-apiserver with the CoordinatedLeaderElection gate on
+(tests/realkube/start.sh enables it and coordination.k8s.io/v1beta1; ctest label `real`):
+
+    coordinated_scenarios.py --sidecar BIN --real coordinated
+
+coordinated  3 replicas publish LeaseCandidates; the API server's coordinated-leader-election
+             controller names the holder (the oldest candidate: equal versions, so the
+             earliest creationTimestamp), which leads with a token above every earlier one
+             (the Lease is seeded with token 5, its holder expired on the server's clock but just seen
+             on the replicas': they wait its duration out first); SIGTERM of the holder -> its candidate is
+             deleted and the controller names the next; kill -9 of that one -> once the Lease
+             has expired on the server's clock the controller names the last. No overlap
+             (Observer), tokens up every term (the Lease's history), each term claimed only
+             after the named replica's own first write. Times are logged.
+
+In the Lease's history a record that names a holder without acquireTime is the controller's
+decision, not a claim: nobody claims on it. The named replica's first write (acquireTime,
+leaseTransitions + 1) starts its term; the history checks run on the claims only.
+"""
+import json
+import signal
+import sys
+import time
+
+from leasehold_testing import D, Observer, check, log, real_options, run_scenarios, the_leader
+from leasehold_testing import wait_for
+from leasehold_testing.kube_time import epoch
+from leasehold_testing.lease_history import LeaseHistory
+from leasehold_testing.terms import check_history_tokens, check_terms, history_terms
+
+SCENARIOS = {}
+SEED_TOKEN = 5
+SEED_DURATION = 3  # seconds: the seeded holder's leaseDurationSeconds
+# The controller: a 5 s electionDuration for pinged candidates, a 5 s requeue, and the Lease's
+# own expiry judged on the server's clock. Generous bounds: these are not timing goals.
+CONTROLLER_SLACK = 20.0
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def candidates(env):
+    out = json.loads(env.kubectl("-n", env.namespace, "get", "leasecandidates", "-o", "json"))
+    return {c["metadata"]["name"]: c for c in out["items"]}
+
+
+def seed_lease(env):
+    """An earlier term, long expired on the server's clock: its token is the one to beat. A
+    replica that has just seen it held still waits its duration out on its own clock before
+    its first write, as without --coordinated."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(time.time() - 120))
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+             "metadata": {"name": "demo", "namespace": env.namespace},
+             "spec": {"holderIdentity": "old-holder", "leaseDurationSeconds": SEED_DURATION,
+                      "acquireTime": now, "renewTime": now, "leaseTransitions": SEED_TOKEN}}
+    env.plane.api("POST", f"/apis/coordination.k8s.io/v1/namespaces/{env.namespace}/leases",
+                  lease)
+
+
+def claims_only(records):
+    return [r for r in records if not (r[3].get("holderIdentity") and not r[3].get("acquireTime"))]
+
+
+def named_by_controller(records, holder, after=0.0):
+    """When the history saw the controller name `holder` (a record without acquireTime)."""
+    for t, kind, rv, spec in records:
+        if t >= after and spec.get("holderIdentity") == holder and not spec.get("acquireTime"):
+            return t, spec
+    return None, None
+
+
+def check_term_started_by_own_write(records, holder, token):
+    """The controller named `holder` with the previous token; `holder`'s own write (with
+    acquireTime) raised it; that write is the one the claim rests on."""
+    named = [spec for _, _, _, spec in records
+             if spec.get("holderIdentity") == holder and not spec.get("acquireTime")]
+    own = [spec for _, _, _, spec in records
+           if spec.get("holderIdentity") == holder and spec.get("acquireTime")
+           and spec.get("leaseTransitions") == token]
+    check(named, f"the controller never named {holder} (no record without acquireTime)")
+    check(named[-1].get("leaseTransitions", 0) == token - 1,
+          f"the controller's record keeps the old token: {named[-1]}")
+    check(own, f"no write of {holder} with token {token} in the history")
+
+
+@scenario
+@real_options(real_only=True, chart_values={"coordinated": True})
+def coordinated(env):
+    seed_lease(env)
+    history = LeaseHistory(env, "demo")
+    history.start()
+    check(history.connected.wait(10), f"the Lease history watch did not connect: {history.errors}")
+    extra = ["--coordinated"]
+    sidecars = [env.sidecar(f"replica-{i}", extra_args=extra) for i in range(3)]
+    try:
+        with Observer(sidecars) as obs:
+            t0 = time.time()
+            for i, s in enumerate(sidecars):
+                s.start()
+                if i < 2:
+                    time.sleep(1.1)  # creationTimestamp has seconds: the oldest is unambiguous
+            first = the_leader(sidecars, timeout=CONTROLLER_SLACK)
+            t_first = time.time()
+            st = first.status()
+            log(f"first leader {first.name} token {st['fencingToken']}: "
+                f"{t_first - t0:.3f}s after the first replica started")
+            check(first.name == "replica-0", f"the oldest candidate leads, not {first.name}")
+            check(t_first - t0 >= SEED_DURATION - 0.2,
+                  f"replica-0 waited out the seeded holder's {SEED_DURATION}s on its own clock")
+            check(st["fencingToken"] == SEED_TOKEN + 1,
+                  f"token {st['fencingToken']}: above the seeded {SEED_TOKEN}, by one")
+            cs = wait_for("3 LeaseCandidates", lambda: (lambda c: c if len(c) == 3 else None)(
+                candidates(env)), 10)
+            for name, c in cs.items():
+                spec = c["spec"]
+                check(spec["leaseName"] == "demo" and spec["strategy"] == "OldestEmulationVersion"
+                      and spec["binaryVersion"] and spec["emulationVersion"],
+                      f"candidate {name}: {spec}")
+            check(set(cs) == {s.name for s in sidecars}, f"candidates {sorted(cs)}")
+
+            # SIGTERM of the holder: candidate deleted, then the release; the controller names
+            # the next oldest.
+            time.sleep(1.0)
+            t_sig = time.time()
+            first.signal(signal.SIGTERM)
+            rest = [s for s in sidecars if s is not first]
+            second = the_leader(rest, timeout=CONTROLLER_SLACK)
+            t_second = time.time()
+            check(first.wait(10) == 0, "the SIGTERMed holder exits 0")
+            st2 = second.status()
+            log(f"SIGTERM of {first.name}: {second.name} leads with token {st2['fencingToken']} "
+                f"{t_second - t_sig:.3f}s after the signal")
+            steps = [f"{sp.get('holderIdentity') or '-'}/{sp.get('leaseTransitions', 0)}"
+                     f"{'' if sp.get('acquireTime') else ' (named)'}"
+                     f"{' preferred=' + sp['preferredHolder'] if sp.get('preferredHolder') else ''}"
+                     for t, _, _, sp in history.records if t_sig <= t <= t_second + 0.2]
+            log(f"the Lease after the signal: {' -> '.join(steps)}")
+            check(second.name == "replica-1", f"the next oldest candidate leads, not {second.name}")
+            check(st2["fencingToken"] == st["fencingToken"] + 1, f"token + 1: {st2}")
+            check(t_second - t_sig < CONTROLLER_SLACK, "the controller named the next holder")
+            wait_for(f"{first.name}'s LeaseCandidate deleted",
+                     lambda: first.name not in candidates(env), 10)
+
+            # kill -9 of the holder: its candidate stays (nobody deletes it; the server's GC
+            # does after 30 minutes); the Lease expires on the server's clock, the controller
+            # pings the candidates, waits for the dead one, and names the live one.
+            time.sleep(1.0)
+            t_kill = time.time()
+            second.kill()
+            third = the_leader([sidecars[2]], timeout=D + CONTROLLER_SLACK)
+            t_third = time.time()
+            st3 = third.status()
+            t_named, spec = named_by_controller(history.records, third.name, after=t_kill)
+            last_renew = max(epoch(s["renewTime"]) for t, _, _, s in history.records
+                             if s.get("holderIdentity") == second.name and t < t_kill + 1)
+            log(f"kill -9 of {second.name}: {third.name} leads with token {st3['fencingToken']} "
+                f"{t_third - t_kill:.3f}s after the kill (D={D}s); the Lease expired on the "
+                f"server at {last_renew + D - t_kill:.3f}s, the controller named {third.name} "
+                f"at {(t_named or 0) - t_kill:.3f}s")
+            check(st3["fencingToken"] == st2["fencingToken"] + 1, f"token + 1: {st3}")
+            check(second.name in candidates(env), "a killed replica's candidate stays")
+            obs.check_safety()
+            leaders = {a["fencingToken"] for a in obs.answers() if a.get("leader")}
+            check(leaders == {SEED_TOKEN + 1, SEED_TOKEN + 2, SEED_TOKEN + 3},
+                  f"claimed tokens {sorted(leaders)}: never the controller's record's token")
+        third.signal(signal.SIGTERM)
+        check(third.wait(10) == 0, "the last holder exits 0")
+        wait_for("only the killed replica's candidate left",
+                 lambda: set(candidates(env)) == {second.name}, 10)
+    finally:
+        history.stop()
+        history.join(5)
+    check(not history.gap, "the Lease history has a gap")
+    records = history.records
+    for s, token in ((first, SEED_TOKEN + 1), (second, SEED_TOKEN + 2), (third, SEED_TOKEN + 3)):
+        check_term_started_by_own_write(records, s.name, token)
+    claims = claims_only(records)
+    failures, _, _ = check_terms(history_terms(claims), "lease history")
+    failures += check_history_tokens(claims)
+    check(not failures, "; ".join(failures[:3]))
+
+
+if __name__ == "__main__":
+    sys.exit(run_scenarios(SCENARIOS))
