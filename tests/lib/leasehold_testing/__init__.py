@@ -16,6 +16,8 @@ check, ...`); the rest is imported from its module:
   observer         Observer: every sidecar's /leader sampled, claims checked for overlap
   leader_sampler   LeaderClient, Sampler: the one /leader sampler (one thread per sidecar,
                    keep-alive or not; the Observer's, the chaos and soak runs', the bench's)
+  shard_sampler    ShardObserver, wait_balanced, owners: shard mode's /shards sampled on
+                   every replica (on the Sampler), double owners, tokens, balance
   incarnation      Incarnation: a Sidecar with a chaos/soak run's bookkeeping (slot, identity,
                    generation, samples)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)

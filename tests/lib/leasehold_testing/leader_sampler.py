@@ -12,15 +12,16 @@ class LeaderClient:
     bench can poll every millisecond); reconnects after any error. keep_alive=False: a new
     connection per request."""
 
-    def __init__(self, port, timeout=0.25, keep_alive=True):
+    def __init__(self, port, timeout=0.25, keep_alive=True, path="/leader"):
         self.port, self.timeout, self.keep_alive, self.conn = port, timeout, keep_alive, None
+        self.path = path  # shard mode's samplers ask /shards
 
     def get(self):
         """The status dict, or None when nothing (or no 200) answered."""
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-            self.conn.request("GET", "/leader")
+            self.conn.request("GET", self.path)
             resp = self.conn.getresponse()
             body = resp.read()
             if resp.will_close or not self.keep_alive:
@@ -46,12 +47,12 @@ class Sampler(threading.Thread):
     see LeaderClient."""
 
     def __init__(self, sidecar, interval=0.01, record=None, follow=False, timeout=0.25,
-                 keep_alive=True):
+                 keep_alive=True, path="/leader"):
         super().__init__(daemon=True)
         self.sidecar, self.interval, self.follow = sidecar, interval, follow
         self.record = record or self.keep
         self.stop_event = threading.Event()
-        self.client = LeaderClient(sidecar.port, timeout, keep_alive)
+        self.client = LeaderClient(sidecar.port, timeout, keep_alive, path)
 
     @staticmethod
     def keep(inc, proc, t0, t1, st):

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Shard mode (--shards 16, issue 15) with real processes: 4 replicas of one shard group, then a
+5th that joins, SIGTERM of a member, kill -9 of a member, SIGSTOP of a member for 2D. A
+ShardObserver samples every replica's /shards every ~10 ms throughout and at the end checks that
+no shard was ever claimed by two replicas at once and that each shard's token went up every
+term; every change must end balanced (floor(16/M) or ceil(16/M) each).
+
+    shard_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`, --list)
+
+Timings are scaled: D=2s, R=1.5s, P=0.3s. Each scenario prints what it measured.
+"""
+import signal
+import time
+
+from leasehold_testing import D, P, check, log, run_scenarios
+from leasehold_testing.shard_sampler import ShardObserver, wait_balanced
+
+N = 16
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def replica(env, i):
+    return env.sidecar(f"replica-{i}", extra_args=["--shards", str(N)], lease="work")
+
+
+def start_group(env, m=4):
+    sidecars = [replica(env, i) for i in range(m)]
+    for s in sidecars:
+        s.start(wait=False)
+    t0 = time.monotonic()
+    owners = wait_balanced(sidecars, N, timeout=10)
+    log(f"{m} replicas x {N} shards balanced {time.monotonic() - t0:.2f}s after start: "
+        + ", ".join(f"{s.name}={sum(1 for o in owners.values() if o == s.name)}"
+                    for s in sidecars))
+    return sidecars, owners
+
+
+def finish(observer):
+    terms = observer.check_safety()
+    log(f"safety: {len(observer.samples)} samples, {terms} terms, no shard claimed twice, "
+        "tokens up every term")
+
+
+def owned_by(owners, name):
+    return sorted(i for i, o in owners.items() if o == name)
+
+
+@scenario
+def join(env):
+    """4 replicas balanced (4 each); a 5th joins: balanced (3-4 each) and only surplus moved,
+    all of it to the newcomer."""
+    sidecars, before = start_group(env)
+    with ShardObserver(sidecars) as obs:
+        time.sleep(0.5)
+        newcomer = replica(env, len(sidecars))
+        obs.add(newcomer)
+        t0 = time.monotonic()
+        newcomer.start(wait=False)
+        after = wait_balanced(sidecars + [newcomer], N, timeout=10)
+        took = time.monotonic() - t0
+        moved = sorted(i for i in range(N) if before[i] != after[i])
+        log(f"balanced {took:.2f}s after the 5th started; moved {moved} "
+            f"(to {sorted(set(after[i] for i in moved))})")
+        check(all(after[i] == newcomer.name for i in moved), "every moved shard went to the newcomer")
+        check(len(moved) == len(owned_by(after, newcomer.name)) <= -(-N // 5),
+              f"the newcomer took at most ceil(16/5) = 4 shards: {moved}")
+        time.sleep(0.5)
+    finish(obs)
+
+
+@scenario
+def sigterm(env):
+    """SIGTERM of a member: it deletes its membership Lease and releases its shards; the others
+    own them at once (well inside D) and end balanced over 3."""
+    sidecars, before = start_group(env)
+    with ShardObserver(sidecars) as obs:
+        leaving = sidecars[1]
+        its = owned_by(before, leaving.name)
+        t0 = time.monotonic()
+        leaving.signal(signal.SIGTERM)
+        rest = [s for s in sidecars if s is not leaving]
+        after = wait_balanced(rest, N, timeout=10)
+        took = time.monotonic() - t0
+        check(leaving.reap(5) == 0, "the leaving member exits 0")
+        moved = sorted(i for i in range(N) if before[i] != after[i])
+        log(f"its shards {its} owned by others {took * 1000:.0f} ms after SIGTERM; moved {moved}")
+        check(moved == its, f"only the leaver's shards moved: {moved} vs {its}")
+        check(took < D, f"taken well inside D after SIGTERM: {took:.2f}s")
+        time.sleep(0.3)
+    finish(obs)
+
+
+@scenario
+def kill9(env):
+    """kill -9 of a member: its shards are taken once their Leases expire (D after the last
+    renewal seen), and only its shards move."""
+    sidecars, before = start_group(env)
+    with ShardObserver(sidecars) as obs:
+        victim = sidecars[2]
+        its = owned_by(before, victim.name)
+        t0 = time.monotonic()
+        victim.kill()
+        rest = [s for s in sidecars if s is not victim]
+        after = wait_balanced(rest, N, timeout=4 * D)
+        took = time.monotonic() - t0
+        moved = sorted(i for i in range(N) if before[i] != after[i])
+        log(f"its shards {its} owned by others {took:.2f}s after kill -9 (D = {D}s); moved {moved}")
+        check(moved == its, f"only the victim's shards moved: {moved} vs {its}")
+        check(D - P - 0.1 <= took <= D + P + 1.5, f"taken about D after the kill: {took:.2f}s")
+        time.sleep(0.3)
+    finish(obs)
+
+
+@scenario
+def sigstop(env):
+    """SIGSTOP of a member for 2D: the others take its shards after D; once it runs again it
+    claims none of them (its claims ended at R on its own clock), rejoins and the group ends
+    balanced over 4 again."""
+    sidecars, before = start_group(env)
+    with ShardObserver(sidecars) as obs:
+        frozen = sidecars[3]
+        its = owned_by(before, frozen.name)
+        frozen.signal(signal.SIGSTOP)
+        t0 = time.monotonic()
+        rest = [s for s in sidecars if s is not frozen]
+        wait_balanced(rest, N, timeout=4 * D)
+        took = time.monotonic() - t0
+        log(f"its shards {its} owned by others {took:.2f}s after SIGSTOP")
+        time.sleep(max(0.0, 2 * D - (time.monotonic() - t0)))
+        frozen.signal(signal.SIGCONT)
+        t1 = time.monotonic()
+        wait_balanced(sidecars, N, timeout=10)
+        log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after SIGCONT")
+        time.sleep(0.3)
+    finish(obs)
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_scenarios(SCENARIOS))
