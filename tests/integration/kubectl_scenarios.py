@@ -166,15 +166,26 @@ def handover_wait(env):
     times.sort()
     log(f"handover --wait times (ms): {[round(t * 1000, 1) for t in times]}, "
         f"median {times[len(times) // 2] * 1000:.1f}")
-    # A request nobody can answer: --wait gives up at --timeout with one line; get shows it.
-    r = kubectl(env, "leasehold", "handover", "demo", "--to", "ghost", "--wait", "--timeout",
-                "1s", "-n", ns)
-    one_error_line(r, "handover to nobody", "timed out after 1.000s", '"ghost"')
-    check(r.seconds < 5, f"--timeout 1s bounded the wait: {r.seconds:.1f}s")
-    row = ok(env, "leasehold", "get", "demo", "-n", ns).splitlines()[1].split()
-    check(row[6] == "ghost", f"PREFERRED shows the pending request: {row}")
-    # A replica takes the Lease back after D; the request goes with the next holder's write.
-    the_leader(sidecars, timeout=D + P + 3)
+    # A request nobody answers (every sidecar paused, so the timing cannot race the replicas'
+    # own D): get shows it as PREFERRED, --wait gives up at --timeout with one line.
+    for s in sidecars:
+        s.signal(signal.SIGSTOP)
+    try:
+        r = kubectl(env, "leasehold", "handover", "demo", "--to", "ghost", "--wait",
+                    "--timeout", "1s", "-n", ns)
+        one_error_line(r, "handover to nobody", "timed out after 1.000s", '"ghost"',
+                       f"holder now: {current.name}", "the request is still on the Lease")
+        check(r.seconds < 5, f"--timeout 1s bounded the wait: {r.seconds:.1f}s")
+        row = ok(env, "leasehold", "get", "demo", "-n", ns).splitlines()[1].split()
+        check(row[1] == current.name and row[6] == "ghost",
+              f"PREFERRED shows the pending request: {row}")
+    finally:
+        for s in sidecars:
+            s.signal(signal.SIGCONT)
+    # The leader hands over to nobody; after D a replica takes the Lease and drops the request.
+    the_leader(sidecars, timeout=2 * D + P + 3)
+    wait_for("the request to be dropped", lambda: "leasehold.io/preferred-holder" not in
+             env.lease()["metadata"].get("annotations", {}), 2 * D + 3, interval=0.1)
 
 
 @scenario
