@@ -19,6 +19,7 @@
 #include "cluster/RestConfigLoader.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
+#include "kube/LeaseCandidate.h"
 #include "log/Logger.h"
 #include "publish/Metrics.h"
 #include "publish/ProbeServer.h"
@@ -140,6 +141,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       setup.lease,
       cfg.releaseCooldown};
   sidecarConfig.alias = cfg.podName;  // a handover request may name the pod instead
+  sidecarConfig.elector.coordinated = cfg.coordinated;
   lh::app::Sidecar sidecar(clock, std::move(sidecarConfig), std::move(ports), metrics, logger,
                            random01);
 
@@ -157,6 +159,26 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   if (auto err = probes.listen())
     return fail("--probe-address " + cfg.probeAddress.toString() + ": " + *err);
 
+  // --coordinated: this replica's LeaseCandidate, on the side connection (never in front of a
+  // renewal). Deleted before the release on the way out, so the controller cannot name a
+  // replica that is leaving.
+  std::optional<lh::kube::LeaseCandidate> candidate;
+  if (cfg.coordinated) {
+    lh::kube::LeaseCandidateOptions options;
+    options.requestDeadline = setup.requestDeadline;
+    candidate.emplace(api.side(), clock,
+                      lh::kube::LeaseCandidateSpec{setup.lease.ns, cfg.identity, cfg.leaseName,
+                                                   LEASEHOLD_VERSION, "", "OldestEmulationVersion"},
+                      random01, options);
+    candidate->setProblemHandler([&logger](const std::string& p) { logger.warn(p); });
+  }
+  const auto shutdownSidecar = [&](std::function<void()> finished) {
+    if (!candidate) return (void)sidecar.shutdown(std::move(finished));
+    candidate->stop([&sidecar, finished = std::move(finished)]() mutable {
+      sidecar.shutdown(std::move(finished));
+    });
+  };
+
   const auto stopEverything = [&] {
     status->stop();
     probes.stop();
@@ -167,7 +189,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       io, logger,
       [&](auto finished) {
         if (runMode) runMode->noteSignal(signals.firstSignal());
-        sidecar.shutdown(std::move(finished));
+        shutdownSidecar(std::move(finished));
       },
       stopEverything);
   if (runMode) {
@@ -177,7 +199,7 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       logger.warn("second signal: exiting at once", {{"signal", std::to_string(signo)}});
       ::_exit(runMode->exitCode() != 0 ? runMode->exitCode() : 1);
     });
-    runMode->setShutdownRequest([&] { sidecar.shutdown(stopEverything); });
+    runMode->setShutdownRequest([&] { shutdownSidecar(stopEverything); });
   }
 
   logger.info("starting", {{"identity", cfg.identity},
@@ -189,7 +211,9 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
                            {"leaseDuration", lh::time::formatDuration(cfg.timings.leaseDuration)},
                            {"renewDeadline", lh::time::formatDuration(cfg.timings.renewDeadline)},
                            {"retryPeriod", lh::time::formatDuration(cfg.timings.retryPeriod)},
-                           {"mode", cfg.runMode ? "run" : "sidecar"}});
+                           {"mode", cfg.runMode ? "run" : "sidecar"},
+                           {"coordinated", cfg.coordinated ? "true" : "false"}});
+  if (candidate) candidate->start();
   sidecar.start();
   lh::runtime::keepOnlyTouchedCodeResident();  // start-up code leaves the RSS
   io.run();

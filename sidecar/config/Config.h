@@ -53,6 +53,10 @@ struct Config {
   // this replica no longer owns (not in /shards) stays held before it is released.
   std::size_t shards = 0;
   time::Duration shardDrain{};
+  // --coordinated: publish a LeaseCandidate and follow the API server's coordinated leader
+  // election (the identity is its name, so it must be a DNS-1123 subdomain; the default one
+  // then joins with '-' instead of '_').
+  bool coordinated = false;
 
   // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
   // (supervise::Supervisor). The settings below are rejected without it.

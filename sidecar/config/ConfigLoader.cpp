@@ -163,6 +163,11 @@ const std::vector<Setting>& settings() {
        "How followers notice changes: watch the Lease, or poll it every retry period (default "
        "watch)",
        choice(&Config::followerMode, {FollowerMode::Watch, FollowerMode::Poll})},
+      {"coordinated", "coordinated", ValueKind::Boolean, "",
+       "Publish a LeaseCandidate and let the API server's coordinated-leader-election controller "
+       "pick the leader instead of competing (needs the CoordinatedLeaderElection feature gate; "
+       "default: off)",
+       boolean(&Config::coordinated)},
       {"log-format", "logFormat", ValueKind::Choice, "text|json", "Log format (default text)",
        choice(&Config::logFormat, {LogFormat::Text, LogFormat::Json})},
       {"log-level", "logLevel", ValueKind::Choice, "debug|info|warn|error",
@@ -309,6 +314,15 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
   }
   if (config.identity.empty() && !unparsed.contains("identity"))
     problems.push_back(name("identity") + ": must not be empty");
+  if (config.coordinated && !config.identity.empty()) {
+    // The controller writes the LeaseCandidate's name into holderIdentity.
+    if (auto problem = KubernetesNameRules::dns1123Subdomain(config.identity)) {
+      problems.push_back(name("identity") + ": \"" + config.identity + "\" " + *problem + ", but " +
+                         name("coordinated") +
+                         " names this replica's LeaseCandidate after it; give an --identity "
+                         "of lowercase letters, digits, '-' and '.'");
+    }
+  }
   if (!config.podLabel.empty()) {
     if (auto problem = KubernetesNameRules::labelKey(config.podLabel)) {
       problems.push_back(name("pod-label") + ": \"" + config.podLabel +
@@ -421,12 +435,13 @@ std::string podNameFrom(const ConfigLoader::Environment& environment) {
   return podName != environment.end() ? podName->second : std::string();
 }
 
+// Coordinated mode joins with '-': the identity names a LeaseCandidate, and '_' is not allowed.
 std::string defaultIdentity(const std::string& podName, const std::string& hostname,
-                            const ConfigLoader::IdentitySources& sources) {
+                            const ConfigLoader::IdentitySources& sources, bool coordinated) {
   std::string base = podName.empty() ? hostname : podName;
   if (base.empty()) base = "leasehold";
   char suffix[16];
-  std::snprintf(suffix, sizeof suffix, "_%08x",
+  std::snprintf(suffix, sizeof suffix, coordinated ? "-%08x" : "_%08x",
                 static_cast<unsigned>(sources.random32 ? sources.random32() : 0));
   return base + suffix;
 }
@@ -732,7 +747,7 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
   const std::string podName = podNameFrom(environment_);
   const std::string hostname = identity_.hostname ? identity_.hostname() : std::string();
   if (!origins.contains("identity")) {
-    config.identity = defaultIdentity(podName, hostname, identity_);
+    config.identity = defaultIdentity(podName, hostname, identity_, config.coordinated);
   }
   // The pod name the Lease shows for this replica (and /leader's "name"): the hostname when
   // POD_NAME is not given, since Kubernetes makes it the pod name; but an identity that was

@@ -289,6 +289,7 @@ VARIANTS = {
     "classic sidecar": {"sidecar": {"native": False}},
     "RBAC only (own workload)": {"example": {"enabled": False}, "tests": {"enabled": False}},
     "no status file": {"statusFile": {"enabled": False}},
+    "coordinated": {"coordinated": True},
     "own names and flags": {"fullnameOverride": "web", "leaseName": "web-writer",
                             "serviceAccount": {"name": "web-sa"}, "httpPort": 4141,
                             "probePort": 9191, "extraArgs": ["--follower-mode=poll"],
@@ -323,6 +324,8 @@ def check_sidecar(c, values, native, pod_spec):
     probe = flag(args, "probe-address")
     check(probe == f"0.0.0.0:{values['probePort']}", f"{where}: probe address {probe}")
     check((flag(args, "pod-label") or "") == values["podLabel"], f"{where}: --pod-label {args}")
+    check(("--coordinated=true" in args) == bool(values.get("coordinated")),
+          f"{where}: --coordinated only with coordinated: true: {args}")
     for extra in values["extraArgs"]:
         check(extra in args, f"{where}: extra arg {extra} missing")
     env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in c["env"]}
@@ -370,6 +373,9 @@ def check_rendered(docs, values, chart_meta):
     ]
     if values["podLabel"]:
         want.append({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]})
+    if values.get("coordinated"):
+        want.append({"apiGroups": ["coordination.k8s.io"], "resources": ["leasecandidates"],
+                     "verbs": ["create", "get", "update", "delete", "list", "watch"]})
     check(rules == want, f"Role rules are not least privilege as documented:\n{rules}")
     rb = objs[("RoleBinding", name)]
     check(rb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",

@@ -101,6 +101,9 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
 {{- if .Values.podLabel }}
 - --pod-label={{ .Values.podLabel }}
 {{- end }}
+{{- if .Values.coordinated }}
+- --coordinated=true
+{{- end }}
 - --log-format={{ .Values.logFormat }}
 - --log-level={{ .Values.logLevel }}
 {{- range .Values.extraArgs }}
