@@ -1,0 +1,67 @@
+// GroupView: names, liveness and ownership on the observer's own clock.
+#include "shard/GroupView.h"
+
+#include <gtest/gtest.h>
+
+namespace leasehold::shard {
+namespace {
+
+using namespace std::chrono_literals;
+using election::LeaseRecord;
+using Names = std::vector<std::string>;
+
+LeaseRecord lease(const std::string& holder, const std::string& rv, int seconds = 15) {
+  LeaseRecord r;
+  r.holderIdentity = holder;
+  r.resourceVersion = {rv};
+  r.leaseDurationSeconds = seconds;
+  return r;
+}
+
+TEST(GroupLayoutTest, Names) {
+  const GroupLayout l{"work", 16};
+  EXPECT_EQ(l.shardLease(3), "work-3");
+  EXPECT_EQ(l.shardOf("work-15"), 15u);
+  for (const char* name : {"work-16", "work-03", "work-", "work-x", "other-1", "work-1a"})
+    EXPECT_FALSE(l.shardOf(name)) << name;
+  const auto member = l.memberLease("pod-a_1234");
+  EXPECT_TRUE(l.isMemberLease(member));
+  EXPECT_FALSE(l.shardOf(member));
+  EXPECT_EQ(member.size(), std::string("work-member-").size() + 16);
+  EXPECT_NE(member, l.memberLease("pod-b_1234"));
+}
+
+TEST(GroupViewTest, MembersLiveForTheirDurationFromTheLastChangeSeenHere) {
+  const GroupLayout l{"work", 2};
+  GroupView v(l, "me", 15s);
+  const time::MonoTime t0{};
+  EXPECT_EQ(v.liveMembers(t0), Names{"me"});
+  v.listed({{l.memberLease("a"), lease("a", "1")}, {l.memberLease("b"), lease("b", "2")}}, t0);
+  EXPECT_EQ(v.liveMembers(t0), (Names{"a", "b", "me"}));
+  // The same resourceVersion again (a re-list) does not extend the term.
+  v.changed(l.memberLease("a"), lease("a", "1"), t0 + 10s);
+  v.changed(l.memberLease("b"), lease("b", "3"), t0 + 10s);
+  EXPECT_EQ(v.liveMembers(t0 + 15s), (Names{"b", "me"}));
+  EXPECT_EQ(v.nextExpiry(t0 + 15s), t0 + 25s);
+  v.changed(l.memberLease("b"), std::nullopt, t0 + 16s);  // deleted on SIGTERM
+  EXPECT_EQ(v.liveMembers(t0 + 16s), Names{"me"});
+}
+
+TEST(GroupViewTest, AShardHasAnOwnerWhileItsLeaseIsValidAsObserved) {
+  const GroupLayout l{"work", 3};
+  GroupView v(l, "me", 15s);
+  const time::MonoTime t0{};
+  v.listed(
+      {{"work-0", lease("a", "1", 2)}, {"work-2", lease("", "2")}, {"unrelated", lease("x", "3")}},
+      t0);
+  EXPECT_EQ(v.owners(t0), (Names{"a", "", ""}));
+  EXPECT_EQ(v.owners(t0 + 2s), (Names{"", "", ""}));
+  v.changed("work-1", lease("b", "4"), t0 + 1s);
+  EXPECT_EQ(v.owners(t0 + 3s), (Names{"", "b", ""}));
+  // A list without a Lease means it is gone.
+  v.listed({}, t0 + 4s);
+  EXPECT_EQ(v.owners(t0 + 4s), (Names{"", "", ""}));
+}
+
+}  // namespace
+}  // namespace leasehold::shard
