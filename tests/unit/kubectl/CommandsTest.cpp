@@ -281,5 +281,47 @@ TEST(WatchCommandTest, StopEndsCleanlyAndARefusedWatchIsOneLine) {
   EXPECT_TRUE(s2->cancelled());
 }
 
+TEST(WatchCommandTest, RereadsOn410AndGivesUpAfterThreeBreaksInARow) {
+  Harness h;
+  auto o = options(Command::kWatch, "demo");
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  auto s1 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=7&")).stream();
+  // 410 Expired in the stream: read the Lease again, watch from its resourceVersion.
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-1", "20", 4).dump());
+  auto s2 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=20&")).stream();
+  // Three breaks in a row without an event: retried after 500 ms and 1 s, then one line.
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-1", "21", 4).dump());
+  auto s3 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=21&")).stream();
+  h.api.expect("GET", kItem).respond(200, leaseJson("web-1", "22", 4).dump());
+  auto s4 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=22&")).stream();
+  WatchCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  cmd.run(h.done());
+  h.clock.runDue();
+  s1->open();
+  s1->send(json{{"type", "ERROR"},
+                {"object", json::parse(statusBody(410, "Expired", "too old resource version"))}}
+               .dump());
+  h.clock.runDue();
+  ASSERT_TRUE(s2->opened());
+  EXPECT_TRUE(s1->cancelled());
+  s2->open();
+  s2->fail("connection reset");
+  h.clock.advance(499ms);
+  EXPECT_FALSE(s3->opened());
+  h.clock.advance(1ms);
+  h.clock.runDue();
+  ASSERT_TRUE(s3->opened());
+  s3->fail("connection reset");
+  h.clock.advance(1000ms);
+  h.clock.runDue();
+  ASSERT_TRUE(s4->opened());
+  EXPECT_EQ(h.exitCode, -1);
+  s4->fail("connection reset");
+  EXPECT_EQ(h.exitCode, 1);
+  EXPECT_EQ(h.err, "the watch of lease \"demo\" broke: connection reset\n");
+  // The first line, and the holder the re-read found; no line for the same holder again.
+  EXPECT_EQ(std::count(h.out.begin(), h.out.end(), '\n'), 3) << h.out;
+}
+
 }  // namespace
 }  // namespace leasehold::kubectl
