@@ -9,6 +9,7 @@ term; every change must end balanced (floor(16/M) or ceil(16/M) each).
 
 Timings are scaled: D=2s, R=1.5s, P=0.3s. Each scenario prints what it measured.
 """
+import json
 import signal
 import time
 
@@ -138,6 +139,33 @@ def sigstop(env):
         log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after SIGCONT")
         time.sleep(0.3)
     finish(obs)
+
+
+@scenario
+def api_cost(env):
+    """16 shards x 5 replicas in steady state: every request the group sends over 10 s, from the
+    test server's counters. Shard renewals (16 every P), membership writes (5 every D/3) and
+    nothing else: no GET from any follower of a shard."""
+    sidecars, _ = start_group(env, m=5)
+    time.sleep(1)
+    env.reset_counters()
+    window = 10.0
+    time.sleep(window)
+    counters = env.counters()
+    per_minute = {}
+    for c, verbs in counters.items():
+        for v, n in verbs.items():
+            per_minute[v] = per_minute.get(v, 0) + n * 60 / window
+    log("requests per minute, whole group (D=2s, R=1.5s, P=0.3s):",
+        json.dumps({v: round(n) for v, n in sorted(per_minute.items())}))
+    renewals = 16 * 60 / P
+    members = 5 * 60 / (D / 3)
+    log(f"expected: shard renewals 16 x 60/P = {renewals:.0f}, membership 5 x 60/(D/3) = "
+        f"{members:.0f}")
+    check(per_minute.get("get", 0) == 0, f"no GET in steady state: {per_minute}")
+    check(per_minute.get("list", 0) == 0, f"no LIST in steady state: {per_minute}")
+    check(0.8 * (renewals + members) <= per_minute.get("update", 0) <= 1.1 * (renewals + members),
+          f"updates = renewals + membership: {per_minute}")
 
 
 if __name__ == "__main__":
