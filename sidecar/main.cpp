@@ -166,10 +166,13 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   if (cfg.coordinated) {
     lh::kube::LeaseCandidateOptions options;
     options.requestDeadline = setup.requestDeadline;
-    candidate.emplace(api.side(), clock,
-                      lh::kube::LeaseCandidateSpec{setup.lease.ns, cfg.identity, cfg.leaseName,
-                                                   LEASEHOLD_VERSION, "", "OldestEmulationVersion"},
-                      random01, options);
+    candidate.emplace(
+        api.side(), clock,
+        lh::kube::LeaseCandidateSpec{setup.lease.ns, cfg.identity, cfg.leaseName,
+                                     cfg.coordinatedVersion.empty() ? std::string(LEASEHOLD_VERSION)
+                                                                    : cfg.coordinatedVersion,
+                                     "", "OldestEmulationVersion"},
+        random01, options);
     candidate->setProblemHandler([&logger](const std::string& p) { logger.warn(p); });
   }
   const auto shutdownSidecar = [&](std::function<void()> finished) {

@@ -57,6 +57,9 @@ struct Config {
   // election (the identity is its name, so it must be a DNS-1123 subdomain; the default one
   // then joins with '-' instead of '_').
   bool coordinated = false;
+  // --coordinated-version: what the LeaseCandidate announces (binaryVersion, emulationVersion);
+  // empty: leasehold's own version.
+  std::string coordinatedVersion;
 
   // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
   // (supervise::Supervisor). The settings below are rejected without it.

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cstdio>
@@ -168,6 +169,11 @@ const std::vector<Setting>& settings() {
        "pick the leader instead of competing (needs the CoordinatedLeaderElection feature gate; "
        "default: off)",
        boolean(&Config::coordinated)},
+      {"coordinated-version", "coordinatedVersion", ValueKind::Text, "X.Y.Z",
+       "With --coordinated: the version this replica announces; the controller elects the "
+       "oldest, so during a rollout the old version leads until none is left (default: "
+       "leasehold's version)",
+       text(&Config::coordinatedVersion)},
       {"log-format", "logFormat", ValueKind::Choice, "text|json", "Log format (default text)",
        choice(&Config::logFormat, {LogFormat::Text, LogFormat::Json})},
       {"log-level", "logLevel", ValueKind::Choice, "debug|info|warn|error",
@@ -288,6 +294,28 @@ std::string unknownKeyMessage(const std::string& key) {
   return message;
 }
 
+// MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD], numbers without leading zeros: what the API server's
+// semver.Parse accepts in a LeaseCandidate (no leading v, all three numbers).
+bool isSemanticVersion(const std::string& v) {
+  std::size_t i = 0;
+  for (int part = 0; part < 3; ++part) {
+    const std::size_t start = i;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])))
+      ++i;
+    if (i == start || (i - start > 1 && v[start] == '0')) return false;
+    if (part < 2 && (i >= v.size() || v[i++] != '.')) return false;
+  }
+  if (i == v.size()) return true;
+  if (v[i] != '-' && v[i] != '+') return false;
+  const auto ident = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+  };
+  for (std::size_t j = i + 1; j < v.size(); ++j) {
+    if (!ident(v[j]) && v[j] != '+') return false;
+  }
+  return i + 1 < v.size() && v.back() != '.';
+}
+
 // Checks that need the merged values. `origins` says where each set value came from.
 void validate(const Config& config, const std::map<std::string, std::string>& origins,
               const std::set<std::string>& unparsed, std::vector<std::string>& problems) {
@@ -314,6 +342,15 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
   }
   if (config.identity.empty() && !unparsed.contains("identity"))
     problems.push_back(name("identity") + ": must not be empty");
+  if (!config.coordinatedVersion.empty() || unparsed.contains("coordinated-version")) {
+    if (!config.coordinated) {
+      problems.push_back(name("coordinated-version") + ": only with --coordinated");
+    } else if (!isSemanticVersion(config.coordinatedVersion)) {
+      problems.push_back(name("coordinated-version") + ": \"" + config.coordinatedVersion +
+                         "\" is not a semantic version MAJOR.MINOR.PATCH (such as 1.4.0, no "
+                         "leading v), which the API server requires of a LeaseCandidate");
+    }
+  }
   if (config.coordinated && !config.identity.empty()) {
     // The controller writes the LeaseCandidate's name into holderIdentity.
     if (auto problem = KubernetesNameRules::dns1123Subdomain(config.identity)) {

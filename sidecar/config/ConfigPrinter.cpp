@@ -41,6 +41,10 @@ std::string ConfigPrinter::print(const Config& config) {
   out << YAML::Key << "podLabel" << YAML::Value << YAML::DoubleQuoted << config.podLabel;
   out << YAML::Key << "followerMode" << YAML::Value << std::string(toString(config.followerMode));
   if (config.coordinated) out << YAML::Key << "coordinated" << YAML::Value << true;
+  if (!config.coordinatedVersion.empty()) {
+    out << YAML::Key << "coordinatedVersion" << YAML::Value << YAML::DoubleQuoted
+        << config.coordinatedVersion;
+  }
   out << YAML::Key << "logFormat" << YAML::Value << std::string(toString(config.logFormat));
   out << YAML::Key << "logLevel" << YAML::Value << std::string(toString(config.logLevel));
   if (config.shards > 0) {

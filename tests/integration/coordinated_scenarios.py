@@ -17,6 +17,11 @@ coordinated  3 replicas publish LeaseCandidates; the API server's coordinated-le
 In the Lease's history a record that names a holder without acquireTime is the controller's
 decision, not a claim: nobody claims on it. The named replica's first write (acquireTime,
 leaseTransitions + 1) starts its term; the history checks run on the claims only.
+
+coordinated_yield  2 replicas announce --coordinated-version 2.0.0, a third joins with 1.0.0:
+             the controller prefers the oldest version and asks the holder to yield
+             (spec.preferredHolder); it hands over as on a handover request, the third leads
+             with token + 1, no overlap. Times are logged.
 """
 import json
 import signal
@@ -178,6 +183,55 @@ def coordinated(env):
     for s, token in ((first, SEED_TOKEN + 1), (second, SEED_TOKEN + 2), (third, SEED_TOKEN + 3)):
         check_term_started_by_own_write(records, s.name, token)
     claims = claims_only(records)
+    failures, _, _ = check_terms(history_terms(claims), "lease history")
+    failures += check_history_tokens(claims)
+    check(not failures, "; ".join(failures[:3]))
+
+
+
+@scenario
+@real_options(real_only=True, chart_values={"coordinated": True})
+def coordinated_yield(env):
+    history = LeaseHistory(env, "demo")
+    history.start()
+    check(history.connected.wait(10), f"the Lease history watch did not connect: {history.errors}")
+    new = ["--coordinated", "--coordinated-version", "2.0.0"]
+    sidecars = [env.sidecar(f"replica-{i}", extra_args=new) for i in range(2)]
+    old = env.sidecar("replica-2", extra_args=["--coordinated", "--coordinated-version", "1.0.0"])
+    try:
+        with Observer(sidecars + [old]) as obs:
+            for s in sidecars:
+                s.start()
+                time.sleep(1.1)
+            first = the_leader(sidecars, timeout=CONTROLLER_SLACK)
+            token = first.status()["fencingToken"]
+            time.sleep(6)  # the candidates' renewTimes age past the controller's 5 s: it pings
+            t_start = time.time()
+            old.start()
+            wait_for(f"{old.name} to lead", old.leader, CONTROLLER_SLACK, interval=0.005)
+            t_led = time.time()
+            third = the_leader(sidecars + [old], timeout=5)
+            check(third is old, f"the replica of the oldest version leads, not {third.name}")
+            st = old.status()
+            check(st["fencingToken"] == token + 1, f"token + 1 after the yield: {st}")
+            asked = [t for t, _, _, sp in history.records
+                     if sp.get("preferredHolder") == old.name and t >= t_start]
+            check(asked, "the controller asked the holder to yield (spec.preferredHolder)")
+            steps = [f"{sp.get('holderIdentity') or '-'}/{sp.get('leaseTransitions', 0)}"
+                     f"{'' if sp.get('acquireTime') else ' (named)'}"
+                     f"{' preferred=' + sp['preferredHolder'] if sp.get('preferredHolder') else ''}"
+                     for t, _, _, sp in history.records if t_start <= t <= t_led + 0.2]
+            log(f"{old.name} (1.0.0) started: {first.name} (2.0.0) asked to yield "
+                f"{asked[0] - t_start:.3f}s later, {old.name} leads with token {st['fencingToken']} "
+                f"{t_led - asked[0]:.3f}s after the request ({t_led - t_start:.3f}s after its "
+                f"start); the Lease: {' -> '.join(steps)}")
+            check(t_led - asked[0] < 2.0, "the holder yields at once, not after D")
+            obs.check_safety()
+    finally:
+        history.stop()
+        history.join(5)
+    check(not history.gap, "the Lease history has a gap")
+    claims = claims_only(history.records)
     failures, _, _ = check_terms(history_terms(claims), "lease history")
     failures += check_history_tokens(claims)
     check(not failures, "; ".join(failures[:3]))

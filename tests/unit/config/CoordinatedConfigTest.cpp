@@ -41,6 +41,12 @@ const Accepted kAccepted[] = {
      "",
      true,
      "web-0-3f9a1c2b"},
+    {"Version",
+     {"--lease-name", "a", "--coordinated", "--coordinated-version", "1.4.0-rc.1+b7"},
+     {},
+     "",
+     true,
+     "node-7-3f9a1c2b"},
     {"GivenIdentity",
      {"--lease-name", "a", "--coordinated", "--identity", "web-0.zone-a"},
      {},
@@ -62,6 +68,10 @@ TEST_P(CoordinatedAccepted, Case) {
   const auto config = loaded(args, c.env);
   EXPECT_EQ(config.coordinated, c.coordinated);
   EXPECT_EQ(config.identity, c.identity);
+  if (std::string(c.name) == "Version") {
+    EXPECT_EQ(config.coordinatedVersion, "1.4.0-rc.1+b7");
+    EXPECT_THAT(ConfigPrinter::print(config), HasSubstr("coordinatedVersion: \"1.4.0-rc.1+b7\""));
+  }
   const auto printed = ConfigPrinter::print(config);
   if (c.coordinated) {
     EXPECT_THAT(printed, HasSubstr("coordinated: true"));
@@ -101,6 +111,22 @@ const Rejected kRejected[] = {
      {"--lease-name", "a", "--coordinated"},
      {{"POD_NAME", "Web_0"}},
      {"--identity: \"Web_0-3f9a1c2b\"", "--coordinated"}},
+    {"VersionWithoutCoordinated",
+     {"--lease-name", "a", "--coordinated-version", "1.0.0"},
+     {},
+     {"--coordinated-version: only with --coordinated"}},
+    {"VersionWithV",
+     {"--lease-name", "a", "--coordinated", "--coordinated-version", "v1.0.0"},
+     {},
+     {"--coordinated-version: \"v1.0.0\" is not a semantic version"}},
+    {"VersionTwoNumbers",
+     {"--lease-name", "a"},
+     {{"LEASEHOLD_COORDINATED", "true"}, {"LEASEHOLD_COORDINATED_VERSION", "1.4"}},
+     {"--coordinated-version (from LEASEHOLD_COORDINATED_VERSION): \"1.4\""}},
+    {"VersionLeadingZero",
+     {"--lease-name", "a", "--coordinated", "--coordinated-version", "1.04.0"},
+     {},
+     {"not a semantic version"}},
     {"NotABoolean",
      {"--lease-name", "a"},
      {{"LEASEHOLD_COORDINATED", "maybe"}},
