@@ -290,6 +290,7 @@ VARIANTS = {
     "RBAC only (own workload)": {"example": {"enabled": False}, "tests": {"enabled": False}},
     "no status file": {"statusFile": {"enabled": False}},
     "coordinated": {"coordinated": True},
+    "shards": {"shards": 16},
     "own names and flags": {"fullnameOverride": "web", "leaseName": "web-writer",
                             "serviceAccount": {"name": "web-sa"}, "httpPort": 4141,
                             "probePort": 9191, "extraArgs": ["--follower-mode=poll"],
@@ -326,6 +327,8 @@ def check_sidecar(c, values, native, pod_spec):
     check((flag(args, "pod-label") or "") == values["podLabel"], f"{where}: --pod-label {args}")
     check(("--coordinated=true" in args) == bool(values.get("coordinated")),
           f"{where}: --coordinated only with coordinated: true: {args}")
+    check(flag(args, "shards") == (str(values["shards"]) if values.get("shards") else None),
+          f"{where}: --shards only with shards: {args}")
     for extra in values["extraArgs"]:
         check(extra in args, f"{where}: extra arg {extra} missing")
     env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in c["env"]}
@@ -371,6 +374,10 @@ def check_rendered(docs, values, chart_meta):
         {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
          "verbs": ["create", "patch"]},
     ]
+    if values.get("shards"):
+        # Shard mode: all of it on leases (membership Lease names are not known), no Events.
+        want = [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                 "verbs": ["create", "get", "update", "delete", "list", "watch"]}]
     if values["podLabel"]:
         want.append({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]})
     if values.get("coordinated"):

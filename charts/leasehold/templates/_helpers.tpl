@@ -104,6 +104,10 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
 {{- if .Values.coordinated }}
 - --coordinated=true
 {{- end }}
+{{- if gt (int .Values.shards) 0 }}
+{{- if .Values.podLabel }}{{ fail "shards and podLabel cannot be used together" }}{{- end }}
+- --shards={{ .Values.shards }}
+{{- end }}
 - --log-format={{ .Values.logFormat }}
 - --log-level={{ .Values.logLevel }}
 {{- range .Values.extraArgs }}
