@@ -7,13 +7,15 @@ term; every change must end balanced (floor(16/M) or ceil(16/M) each).
 
     shard_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`, --list)
 
-Timings are scaled: D=2s, R=1.5s, P=0.3s. Each scenario prints what it measured.
+With --real each replica has its own ServiceAccount bound to the Role the chart renders with
+shards: 16 (a 403 fails the scenario). Timings are scaled: D=2s, R=1.5s, P=0.3s. Each scenario
+prints what it measured.
 """
 import json
 import signal
 import time
 
-from leasehold_testing import D, P, check, log, run_scenarios
+from leasehold_testing import D, P, check, log, real_options, run_scenarios
 from leasehold_testing.shard_sampler import ShardObserver, wait_balanced
 
 N = 16
@@ -52,6 +54,7 @@ def owned_by(owners, name):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def join(env):
     """4 replicas balanced (4 each); a 5th joins: balanced (3-4 each) and only surplus moved,
     all of it to the newcomer."""
@@ -75,6 +78,7 @@ def join(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def sigterm(env):
     """SIGTERM of a member: it deletes its membership Lease and releases its shards; the others
     own them at once (well inside D) and end balanced over 3."""
@@ -97,6 +101,7 @@ def sigterm(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def kill9(env):
     """kill -9 of a member: its shards are taken once their Leases expire (D after the last
     renewal seen), and only its shards move."""
@@ -118,6 +123,7 @@ def kill9(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def sigstop(env):
     """SIGSTOP of a member for 2D: the others take its shards after D; once it runs again it
     claims none of them (its claims ended at R on its own clock), rejoins and the group ends
@@ -142,6 +148,7 @@ def sigstop(env):
 
 
 @scenario
+@real_options(needs_http="the test server's request counters")
 def api_cost(env):
     """16 shards x 5 replicas in steady state: every request the group sends over 10 s, from the
     test server's counters. Shard renewals (16 every P), membership writes (5 every D/3) and
