@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Shard mode (--shards 16, issue 15) with real processes: 4 replicas of one shard group, then a
-5th that joins, SIGTERM of a member, kill -9 of a member, SIGSTOP of a member for 2D. A
+5th that joins, SIGTERM of a member, kill -9 of a member, SIGSTOP of a member for 2D, a
+partition of a member, and the API cost of 5 replicas in steady state. A
 ShardObserver samples every replica's /shards every ~10 ms throughout and at the end checks that
 no shard was ever claimed by two replicas at once and that each shard's token went up every
 term; every change must end balanced (floor(16/M) or ceil(16/M) each).
@@ -15,8 +16,8 @@ import json
 import signal
 import time
 
-from leasehold_testing import D, P, check, log, real_options, run_scenarios
-from leasehold_testing.shard_sampler import ShardObserver, wait_balanced
+from leasehold_testing import D, P, R, check, log, real_options, run_scenarios, wait_for
+from leasehold_testing.shard_sampler import ShardObserver, shards_of, wait_balanced
 
 N = 16
 SCENARIOS = {}
@@ -143,6 +144,35 @@ def sigstop(env):
         t1 = time.monotonic()
         wait_balanced(sidecars, N, timeout=10)
         log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after SIGCONT")
+        time.sleep(0.3)
+    finish(obs)
+
+
+@scenario
+@real_options(chart_values={"shards": N})
+def partition(env):
+    """A member cut off from the API server: it stops claiming its shards by R (its renewals
+    hang), the others take them after D; once healed it claims none of its old terms, rejoins,
+    and the group ends balanced over 4 again."""
+    sidecars, before = start_group(env)
+    with ShardObserver(sidecars) as obs:
+        cut = sidecars[0]
+        its = owned_by(before, cut.name)
+        t0 = time.monotonic()
+        env.partition(cut.name)
+        wait_for("the partitioned member to claim nothing",
+                 lambda: (shards_of(cut) or {"owned": [1]})["owned"] == [], R + 1)
+        stopped = time.monotonic() - t0
+        rest = [s for s in sidecars if s is not cut]
+        wait_balanced(rest, N, timeout=4 * D)
+        took = time.monotonic() - t0
+        log(f"the cut member claimed nothing {stopped:.2f}s after the partition (R = {R}s); its "
+            f"shards {its} owned by others after {took:.2f}s (D = {D}s)")
+        check(stopped <= R + 0.5 and took >= stopped, "it stepped down before anyone took over")
+        env.heal(cut.name)
+        t1 = time.monotonic()
+        wait_balanced(sidecars, N, timeout=10)
+        log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after the heal")
         time.sleep(0.3)
     finish(obs)
 
