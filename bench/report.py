@@ -1,5 +1,16 @@
-"""bench/run's report: which goals a run met, and the markdown table next to the baseline."""
-from settings import BASELINE_LABEL, GOALS
+"""bench/run's report: which goals a run met, and the markdown table next to the baseline.
+
+    bench/report.py --plot RESULTS.json   redraws a scale run's PNGs (and its .md) from the
+                                          saved JSON alone (bench/plots.py)
+"""
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":  # settings needs leasehold_testing from tests/lib
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "lib"))
+
+from scale_report import scale_goals, scale_markdown  # noqa: E402
+from settings import BASELINE_LABEL, GOALS  # noqa: E402
 
 
 # ----------------------------------------------------------------------------------------------
@@ -126,6 +137,10 @@ def goals_and_table(results, baseline="poll", baseline_label=None):
                          f"{fmt_ms(SB[key]['p50'])} / {fmt_ms(SB[key]['max'])}" if SB else "",
                          f"{S[key]['p50'] / SB[key]['p50']:.2f} (p50)" if SB else "",
                          "", "", ""))
+    if "scale" in results:
+        goals.update({k: ok for k, (_v, ok, _t) in scale_goals(results["scale"]).items()})
+    if not rows:
+        return goals, ""
     design = baseline == "poll"
     label = baseline_label or BASELINE_LABEL.get(baseline, baseline)
     md.append(f"| measure | ours (leasehold, watch) | {label} / nginx | ratio | "
@@ -170,6 +185,8 @@ def render(doc):
               "Scaled figures (D=2s R=1.5s P=0.3s): failover and handover; the rest at "
               "15s/10s/2s.\n\n")
     text = header + table + "\n"
+    if "scale" in results:
+        text += "\n" + scale_markdown(results["scale"]) + "\n"
     early = results.get("failover", {}).get("client-go", {}).get("before_expiry")
     if early:
         text += (f"\nclient-go took over before the lease could expire in {early} of "
@@ -183,3 +200,25 @@ def render(doc):
         text += (f"\n**{len(forbidden)} request(s) refused (403)**: "
                  + "; ".join(forbidden[:5]) + "\n")
     return text
+
+
+def main():
+    import argparse
+    import json
+    ap = argparse.ArgumentParser(description="bench/run's report of a saved results file")
+    ap.add_argument("--plot", metavar="JSON", required=True,
+                    help="a results file with a scale section: redraw its PNGs and its .md")
+    args = ap.parse_args()
+    doc = json.loads(Path(args.plot).read_text())
+    if "scale" not in doc.get("results", {}):
+        ap.error(f"{args.plot}: no scale section to plot (bench/run --only scale writes one)")
+    from plots import plot_scale
+    for p in plot_scale(doc, args.plot):
+        print(f"wrote {p}")
+    Path(args.plot).with_suffix(".md").write_text(render(doc))
+    print(f"wrote {Path(args.plot).with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

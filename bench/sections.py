@@ -21,8 +21,9 @@ from settings import DEFAULT_ARGS, MODES, SCALED, SCALED_ARGS, VERBS, pct, start
 # 1+2. Failover (kill -9) and handover (SIGTERM)
 
 
-def takeover_series(server, mode, kind, reps):
-    """Repeatedly signals the leader of 3 replicas; returns per-repetition measurements.
+def takeover_series(server, mode, kind, reps, tag=""):
+    """Repeatedly signals the leader of 3 replicas; returns per-repetition measurements. `tag`
+    names another Lease (the scale section runs the series twice: alone and under load).
 
     t = time from sending the signal to the first /leader answer leader=true from another
     replica (answers are polled about every millisecond over kept-alive connections). For kill
@@ -30,10 +31,10 @@ def takeover_series(server, mode, kind, reps):
     late the takeover came once the lease could first expire (wall clock; same machine).
     """
     D = SCALED["D"]
-    lease = f"{kind}-{mode}"
+    lease = f"{kind}-{mode}{tag}"
     env = server.env_for(lease)
-    sidecars = [make_sidecar(server, env, f"{kind[:2]}{short(mode)}-{i}", lease, SCALED_ARGS,
-                             mode) for i in range(3)]
+    sidecars = [make_sidecar(server, env, f"{kind[:2]}{short(mode)}{tag}-{i}", lease,
+                             SCALED_ARGS, mode) for i in range(3)]
     for s in sidecars:
         s.start()
     leader = the_leader(sidecars, timeout=D + 5)
@@ -102,20 +103,25 @@ def takeover_series(server, mode, kind, reps):
     return out
 
 
+def takeover_entry(series, kind):
+    """A takeover series with its summaries (t; for kill -9 also t - D and after expiry)."""
+    times = [r["t"] for r in series]
+    entry = {"runs": series, "t": summary(times)}
+    if kind == "kill":
+        entry["t_minus_D"] = summary([t - SCALED["D"] for t in times])
+        late = [r["after_expiry"] for r in series if "after_expiry" in r]
+        entry["after_expiry"] = summary(late)
+        # Only possible when a follower counted D from an older record than the last one
+        # (client-go compares records at 1 s resolution: see README, Benchmarks).
+        entry["before_expiry"] = sum(1 for x in late if x < 0)
+    return entry
+
+
 def run_takeovers(server, kind, reps, results):
     res = {}
     for mode in MODES:
         log(f"{kind}: {reps} repetitions, {mode_name(mode)}, 3 replicas, D=2s R=1.5s P=0.3s")
-        series = takeover_series(server, mode, kind, reps)
-        times = [r["t"] for r in series]
-        entry = {"runs": series, "t": summary(times)}
-        if kind == "kill":
-            entry["t_minus_D"] = summary([t - SCALED["D"] for t in times])
-            late = [r["after_expiry"] for r in series if "after_expiry" in r]
-            entry["after_expiry"] = summary(late)
-            # Only possible when a follower counted D from an older record than the last one
-            # (client-go compares records at 1 s resolution: see README, Benchmarks).
-            entry["before_expiry"] = sum(1 for x in late if x < 0)
+        entry = takeover_entry(takeover_series(server, mode, kind, reps), kind)
         res[mode] = entry
         s = entry["t_minus_D"] if kind == "kill" else entry["t"]
         log(f"  {mode}: p50 {s['p50'] * 1000:.1f} ms, p99 {s['p99'] * 1000:.1f} ms "

@@ -95,9 +95,10 @@ class RealServer:
 
     real = True
 
-    def __init__(self, sidecar_bin):
+    def __init__(self, sidecar_bin, flags=()):
         self.sidecar_bin = sidecar_bin
-        self.plane = ControlPlane()
+        self.flags = list(flags)  # more kube-apiserver flags (recorded by describe)
+        self.plane = ControlPlane(flags=flags)
         self.by_lease = {}
         self.offset = 0
         self.readers = {}
@@ -136,15 +137,19 @@ class RealServer:
     def lease(self, env, name):
         """GET of the Lease as admin over a kept-alive connection (read every ~10 ms during a
         failover: a TLS handshake per read would load the API server the replicas use)."""
-        path = f"/apis/coordination.k8s.io/v1/namespaces/{env.namespace}/leases/{name}"
+        return self.get(f"/apis/coordination.k8s.io/v1/namespaces/{env.namespace}/leases/{name}",
+                        env.namespace)
+
+    def get(self, path, key):
+        """GET `path` as admin over the kept-alive connection named `key`; the parsed body."""
         for attempt in (1, 2):
-            conn = self.readers.get(env.namespace)
+            conn = self.readers.get(key)
             if conn is None:
                 if self.ctx is None:
                     self.ctx = ssl.create_default_context(cafile=str(self.plane.ca))
                 conn = http.client.HTTPSConnection("127.0.0.1", self.plane.port,
                                                    context=self.ctx, timeout=5)
-                self.readers[env.namespace] = conn
+                self.readers[key] = conn
             try:
                 conn.request("GET", path, headers={
                     "Authorization": f"Bearer {self.plane.admin_token}",
@@ -156,7 +161,7 @@ class RealServer:
                 return json.loads(text)
             except (OSError, http.client.HTTPException):
                 conn.close()
-                self.readers.pop(env.namespace, None)
+                self.readers.pop(key, None)
                 if attempt == 2:
                     raise
         return None
@@ -183,7 +188,7 @@ class RealServer:
         etcd = subprocess.run([str(REALKUBE_BIN / "etcd"), "--version"], capture_output=True,
                               text=True).stdout.split("\n")[0]
         return {"server": "real", "kube_apiserver": version.get("gitVersion"), "etcd": etcd,
-                "audit_log": str(self.plane.audit.path),
+                "audit_log": str(self.plane.audit.path), "apiserver_flags": self.flags,
                 "control_plane_start_s": round(self.plane.startup_seconds, 1)}
 
 
@@ -203,9 +208,10 @@ class ClientGoElector(Sidecar):
                      *CLIENTGO_EXTRA]
 
 
-def make_sidecar(server, env, name, lease, timings, mode, extra=()):
-    """A replica of `mode` (watch, poll: leasehold; client-go) with these timings."""
-    kubeconfig = server.kubeconfig(env, name)
+def make_sidecar(server, env, name, lease, timings, mode, extra=(), kubeconfig=None):
+    """A replica of `mode` (watch, poll: leasehold; client-go) with these timings, as the user
+    `name` unless a kubeconfig is given (the scale section reuses one user per slot)."""
+    kubeconfig = kubeconfig or server.kubeconfig(env, name)
     if mode == "client-go":
         s = ClientGoElector(env, name, lease, kubeconfig, timings)
         env.sidecars.append(s)
