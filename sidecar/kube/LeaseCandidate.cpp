@@ -41,6 +41,8 @@ LeaseCandidate::LeaseCandidate(ApiTransport& api, time::Clock& clock, LeaseCandi
         // A broken watch: read the object first (a ping may have been missed), then watch.
         if (!stopped_ && !inflight_ && !retryTimer_->armed()) send(Next::kRead);
       })),
+      tieTimer_(clock.makeTimer([this] { checkTie(); })),
+      moveTimer_(clock.makeTimer([this] { move(); })),
       splitter_(1024 * 1024),
       backoff_(options.initialBackoff),
       watchBackoff_(options.initialBackoff) {
@@ -108,6 +110,8 @@ void LeaseCandidate::stop(std::function<void()> done) {
   renewTimer_->disarm();
   retryTimer_->disarm();
   watchTimer_->disarm();
+  tieTimer_->disarm();
+  moveTimer_->disarm();
   if (stream_) {
     stream_->cancel();
     stream_.reset();
@@ -137,6 +141,84 @@ void LeaseCandidate::finishStop() {
   auto finished = std::move(stopDone_);
   stopDone_ = nullptr;
   if (finished) finished();
+}
+
+bool LeaseCandidate::tiedWithSmaller(const std::string& list) const {
+  const json l = json::parse(list, nullptr, false);
+  if (!l.is_object() || !l.contains("items") || !l["items"].is_array()) return false;
+  const auto created = [](const json& c) {
+    const auto m = c.find("metadata");
+    if (m == c.end() || !m->is_object()) return std::string();
+    const auto t = m->find("creationTimestamp");
+    return t != m->end() && t->is_string() ? t->get<std::string>() : std::string();
+  };
+  const auto nameOf = [](const json& c) { return c.value("/metadata/name"_json_pointer, ""); };
+  const auto leaseOf = [](const json& c) { return c.value("/spec/leaseName"_json_pointer, ""); };
+  std::string ours;
+  for (const auto& c : l["items"]) {
+    if (c.is_object() && nameOf(c) == spec_.name) ours = created(c);
+  }
+  if (ours.empty()) return false;
+  for (const auto& c : l["items"]) {
+    if (!c.is_object() || leaseOf(c) != spec_.leaseName) continue;
+    const std::string name = nameOf(c);
+    if (name < spec_.name && created(c) == ours) return true;
+  }
+  return false;
+}
+
+void LeaseCandidate::checkTie() {
+  if (stopped_ || tieChecksLeft_ <= 0) return;
+  --tieChecksLeft_;
+  std::weak_ptr<char> alive = alive_;
+  api_.call({"list", "GET", collectionPath(), "", "application/json", options_.requestDeadline},
+            [this, alive](ApiResponse r) {
+              if (alive.expired() || stopped_) return;
+              if (r.ok() && tiedWithSmaller(r.body)) {
+                tieChecksLeft_ = 0;
+                tieTimer_->disarm();
+                const auto wait =
+                    std::chrono::seconds(1) +
+                    time::Duration(static_cast<time::Duration::rep>(
+                        random01_() *
+                        static_cast<double>(time::Duration(std::chrono::seconds(1)).count())));
+                if (onProblem_) {
+                  onProblem_("LeaseCandidate " + spec_.ns + "/" + spec_.name +
+                             " shares its creation second with another candidate for " +
+                             spec_.leaseName +
+                             ", which makes the controller's choice unstable: "
+                             "creating it again in " +
+                             time::formatDuration(wait));
+                }
+                return moveTimer_->armAt(clock_.now() + wait);
+              }
+              if (tieChecksLeft_ > 0) tieTimer_->armAt(clock_.now() + options_.tieCheckDelay);
+            });
+}
+
+void LeaseCandidate::move() {
+  if (stopped_) return;
+  if (inflight_) return moveTimer_->armAt(clock_.now() + std::chrono::milliseconds(100));
+  ++moves_;
+  if (stream_) {  // our own DELETED event must not create it a second time
+    stream_->cancel();
+    stream_.reset();
+  }
+  watchTimer_->disarm();
+  inflight_ = true;
+  std::weak_ptr<char> alive = alive_;
+  api_.call({"delete", "DELETE", objectPath(), "", "application/json", options_.requestDeadline},
+            [this, alive](ApiResponse r) {
+              if (alive.expired()) return;
+              inflight_ = false;
+              if (stopped_) return sendDelete();
+              if (!r.ok() && r.code != 404 && onProblem_) {
+                onProblem_("LeaseCandidate " + spec_.ns + "/" + spec_.name +
+                           ": deleting it to create it again failed: " + r.describe());
+              }
+              object_.clear();
+              send(Next::kCreate);
+            });
 }
 
 void LeaseCandidate::send(Next what) {
@@ -174,6 +256,10 @@ void LeaseCandidate::onAnswer(Next what, const ApiResponse& r) {
     keep(r.body);
     backoff_ = options_.initialBackoff;
     lastProblem_.clear();
+    if (what == Next::kCreate && moves_ < options_.maxTieMoves) {
+      tieChecksLeft_ = 2;
+      checkTie();
+    }
     if (what != Next::kRead) {
       if (onWritten_) onWritten_(pingWanted_);
       pingWanted_ = false;

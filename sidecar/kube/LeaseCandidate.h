@@ -18,6 +18,13 @@
 //   waits 5 s for pinged candidates before it elects without them). While the watch is broken,
 //   the object is read (GET) before every new attempt, so a ping is not missed.
 // - stop(): DELETE it (404 is fine); done runs after the answer, whatever it was.
+// - Same-second ties: the controller breaks a tie of versions on creationTimestamp, which has
+//   seconds, and v1.37.2 then picks among equal candidates in no stable order, moving leadership
+//   between them every few seconds. So after each create the candidates of the Lease are listed
+//   (at once and tieCheckDelay later, which catches one created later in the same second): a
+//   candidate sharing our creation second with a smaller name makes us delete ours and create it
+//   again 1-2 s later (at most maxTieMoves times). The smallest of a tie keeps its place, so
+//   ties resolve within as many rounds as replicas started together.
 //
 // Errors are values: they reach the problem handler (for the log), never an exception.
 #include <chrono>
@@ -47,6 +54,8 @@ struct LeaseCandidateOptions {
   int watchTimeoutSeconds = 300;  // randomised between it and twice it, like client-go
   time::Duration initialBackoff = std::chrono::milliseconds(500);
   time::Duration maxBackoff = std::chrono::seconds(30);
+  time::Duration tieCheckDelay = std::chrono::seconds(2);
+  int maxTieMoves = 10;
 };
 
 class LeaseCandidate {
@@ -70,6 +79,9 @@ class LeaseCandidate {
   std::string body(const std::string& object, const std::string& renewTime) const;
   // pingTime later than renewTime in this object (JSON)?
   static bool pinged(const std::string& object);
+  // In a LeaseCandidateList (JSON): does a candidate for the same Lease share our
+  // creationTimestamp with a smaller name (so that ours should move)?
+  bool tiedWithSmaller(const std::string& list) const;
 
  private:
   enum class Next { kCreate, kRenew, kRead };
@@ -83,6 +95,8 @@ class LeaseCandidate {
   void renewSoon(bool ping);
   void sendDelete();
   void finishStop();
+  void checkTie();
+  void move();
 
   ApiTransport& api_;
   time::Clock& clock_;
@@ -94,6 +108,10 @@ class LeaseCandidate {
   std::unique_ptr<time::Timer> renewTimer_;
   std::unique_ptr<time::Timer> retryTimer_;
   std::unique_ptr<time::Timer> watchTimer_;
+  std::unique_ptr<time::Timer> tieTimer_;   // the next tie check
+  std::unique_ptr<time::Timer> moveTimer_;  // delete and create again
+  int tieChecksLeft_ = 0;
+  int moves_ = 0;
   std::shared_ptr<ApiStream> stream_;
   net::LineSplitter splitter_;
   std::string object_;  // as last read or written

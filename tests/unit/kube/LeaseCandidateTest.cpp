@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <functional>
 
 #include "FakeApiClient.h"
@@ -46,12 +47,15 @@ std::string event(const std::string& type, const std::string& object) {
 
 class LeaseCandidateTest : public ::testing::Test {
  public:
-  LeaseCandidateTest() {
+  // Tie checks off (maxTieMoves 0) unless a test asks: they add LISTs after every create.
+  explicit LeaseCandidateTest(int maxTieMoves = 0) {
+    kube::LeaseCandidateOptions options;
+    options.maxTieMoves = maxTieMoves;
     lc = std::make_unique<kube::LeaseCandidate>(
         api, clock,
         kube::LeaseCandidateSpec{"ns", "web-0-1a2b3c4d", "my-app", "0.9.0", "",
                                  "OldestEmulationVersion"},
-        [] { return 0.0; });
+        [] { return 0.0; }, options);
     lc->setProblemHandler([this](const std::string& p) { problems.push_back(p); });
     lc->setWrittenHandler([this](bool ping) { writes.push_back(ping); });
   }
@@ -309,6 +313,86 @@ TEST_F(LeaseCandidateTest, StopWhileTheCreateIsInFlightDeletesAfterItsAnswer) {
   EXPECT_TRUE(done);
   EXPECT_EQ(api.unmet(), 0u);
 }
+
+// Same-second ties (the controller's tie-break has seconds): listed after each create and 2 s
+// later; a candidate for the same Lease in the same second with a smaller name moves ours.
+std::string listed(const std::vector<std::array<std::string, 3>>& items) {  // name, lease, created
+  std::string s = R"({"kind":"LeaseCandidateList","items":[)";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    s += std::string(i ? "," : "") + R"({"metadata":{"name":")" + items[i][0] +
+         R"(","creationTimestamp":")" + items[i][2] + R"("},"spec":{"leaseName":")" + items[i][1] +
+         R"("}})";
+  }
+  return s + "]}";
+}
+
+struct TieCase {
+  const char* name;
+  std::string firstList;   // right after the create
+  std::string secondList;  // 2 s later ("" : not reached)
+  bool moves;
+};
+
+void PrintTo(const TieCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+const std::string kUs = "web-0-1a2b3c4d";
+const std::string kSec = "2026-12-01T10:00:00Z";
+const std::string kLater = "2026-12-01T10:00:01Z";
+
+const TieCase kTieCases[] = {
+    {"Alone", listed({{kUs, "my-app", kSec}}), listed({{kUs, "my-app", kSec}}), false},
+    {"SmallerNameSameSecondMovesUs", listed({{"a-0", "my-app", kSec}, {kUs, "my-app", kSec}}), "",
+     true},
+    {"GreaterNameSameSecondStays", listed({{kUs, "my-app", kSec}, {"z-0", "my-app", kSec}}),
+     listed({{kUs, "my-app", kSec}, {"z-0", "my-app", kSec}}), false},
+    {"OtherSecondStays", listed({{"a-0", "my-app", kLater}, {kUs, "my-app", kSec}}),
+     listed({{"a-0", "my-app", kLater}, {kUs, "my-app", kSec}}), false},
+    {"OtherLeaseIgnored", listed({{"a-0", "other", kSec}, {kUs, "my-app", kSec}}),
+     listed({{"a-0", "other", kSec}, {kUs, "my-app", kSec}}), false},
+    {"CreatedLaterInOurSecondSeenBySecondCheck", listed({{kUs, "my-app", kSec}}),
+     listed({{"a-0", "my-app", kSec}, {kUs, "my-app", kSec}}), true},
+};
+
+class LeaseCandidateTie : public LeaseCandidateTest, public ::testing::WithParamInterface<TieCase> {
+ public:
+  LeaseCandidateTie() : LeaseCandidateTest(10) {}
+};
+
+TEST_P(LeaseCandidateTie, Case) {
+  const TieCase& c = GetParam();
+  expectCreate().respond(201, candidate("1", kOldTime));
+  api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, c.firstList);
+  auto w = api.expect("GET", kCollection).query(watchQuery("1")).stream();
+  if (!c.secondList.empty()) {
+    api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, c.secondList);
+  }
+  lc->start();
+  clock.runDue();
+  ASSERT_TRUE(w->opened());
+  w->open();
+  clock.advance(500ms);  // short of the 1 s before a move
+  if (c.moves) {
+    // Deleted and created again (watch included); the new one is alone in its second.
+    api.expect("DELETE", kObject).respond(200, "");
+    expectCreate().respond(201, candidate("9", kLaterTime));
+    api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, listed({}));
+    api.expect("GET", kCollection).query(watchQuery("9")).stream();
+    api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, listed({}));
+    clock.advance(3s);
+    EXPECT_TRUE(w->cancelled());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_THAT(problems[0], HasSubstr("creation second"));
+  } else {
+    EXPECT_TRUE(problems.empty());
+  }
+  clock.advance(3s);
+  EXPECT_EQ(api.unmet(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(LeaseCandidate, LeaseCandidateTie, ::testing::ValuesIn(kTieCases),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(LeaseCandidateTest, StopBeforeStartSendsNothing) {
   bool done = false;
