@@ -219,6 +219,8 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   if (candidate) candidate->start();
   sidecar.start();
   lh::runtime::keepOnlyTouchedCodeResident();  // start-up code leaves the RSS
+  const auto settled =
+      lh::runtime::keepOnlyTouchedCodeResidentAfter(clock, lh::runtime::kStartupOver);
   io.run();
   const int code = runMode ? runMode->exitCode() : 0;
   logger.info("stopped", {{"exitCode", std::to_string(code)}});

@@ -34,3 +34,14 @@ void keepOnlyTouchedCodeResident() {
 }
 
 }  // namespace leasehold::runtime
+
+namespace leasehold::runtime {
+
+std::unique_ptr<time::Timer> keepOnlyTouchedCodeResidentAfter(time::Clock& clock,
+                                                              time::Duration delay) {
+  auto timer = clock.makeTimer([] { keepOnlyTouchedCodeResident(); });
+  timer->armAt(clock.now() + delay);
+  return timer;
+}
+
+}  // namespace leasehold::runtime

@@ -1,10 +1,14 @@
 // keepOnlyTouchedCodeResident on this test process: afterwards fewer code pages are resident
 // (fault-around had mapped many that never ran), the process keeps running normally, and
-// relocated read-only data is left alone (a pointer table read after the call still works).
+// relocated read-only data is left alone (a pointer table read after the call still works); the
+// delayed drop runs at its time on the clock, not before.
 #include "runtime/ResidentCode.h"
 
 #include <gtest/gtest.h>
 
+#include "FakeClock.h"
+
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -41,6 +45,30 @@ TEST(ResidentCodeTest, DropsCodePagesThatDoNotRunAndKeepsRunning) {
   EXPECT_EQ(std::string(kNames[1]), "pointer");
   keepOnlyTouchedCodeResident();  // twice is harmless
   EXPECT_EQ(std::string(kNames[2]), "table");
+}
+
+// Fault-around maps code pages near every page that runs; run enough test code to bring some
+// back after a drop.
+void touchCode() {
+  std::ostringstream text;
+  for (int i = 0; i < 100; i++)
+    text << i << std::string(kNames[i % 3]);
+  EXPECT_FALSE(text.str().empty());
+}
+
+TEST(ResidentCodeTest, TheDelayedDropRunsOnceAtItsTime) {
+  using namespace std::chrono_literals;
+  time::FakeClock clock;
+  auto timer = keepOnlyTouchedCodeResidentAfter(clock, 10s);
+  ASSERT_TRUE(timer->armed());
+  clock.advance(9s);
+  EXPECT_TRUE(timer->armed()) << "not before its time";
+  touchCode();
+  const long before = residentCodeKb();
+  clock.advance(1s);
+  EXPECT_FALSE(timer->armed());
+  const long after = residentCodeKb();
+  EXPECT_LT(after, before) << "resident code " << before << " kB -> " << after << " kB";
 }
 
 }  // namespace
