@@ -113,6 +113,12 @@ void ShardMode::onGroupListed(const std::vector<kube::NamedLease>& leases) {
     stores_[i]->deliver(shards[i]);
   if (!listed_) {
     listed_ = true;
+    // A group that already runs (some shard held): the assignment keeps what others own, so
+    // there is nothing to wait for. Only a cold start waits P for the others to show up.
+    for (const auto& owner : view_.owners(now)) {
+      if (!owner.empty()) settled_ = true;
+    }
+    if (settled_) settleTimer_->disarm();
     // The Electors start once the group is known: each hears its Lease from the list at once.
     for (auto& s : sidecars_)
       s->start();

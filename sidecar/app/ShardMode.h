@@ -11,8 +11,10 @@
 //  - a shard it owns that is no longer assigned here is dropped at once (no longer in /shards,
 //    the stream and the status file), then after --shard-drain released, so that its new owner
 //    takes it at once;
-// A member starts acquiring one retry period after it started, so that members started
-// together see each other first instead of grabbing everything and handing it back.
+// On a cold start (no shard held by anyone in the first list) a member starts acquiring one
+// retry period after it started, so that members started together see each other first
+// instead of grabbing everything and handing it back; joining a running group it starts at
+// once (the assignment leaves it only what others give up).
 //
 // Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
 // counting this member), then every shard is released (Sidecar::shutdown), then done.

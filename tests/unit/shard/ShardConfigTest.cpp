@@ -33,6 +33,7 @@ TEST_F(ConfigLoaderTest, ShardRejections) {
       {{"--lease-name", "work", "--shards", "4", "--follower-mode", "poll"}, "--follower-mode"},
       {{"--lease-name", "work", "--shards", "4", "--release-cooldown", "1s"}, "--release-cooldown"},
       {{"run", "--lease-name", "work", "--shards", "4", "--", "true"}, "leasehold run"},
+      {{"--lease-name", "work", "--shards", "4", "--coordinated"}, "--coordinated"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.args.back());
