@@ -150,6 +150,36 @@ def sigstop(env):
 
 @scenario
 @real_options(chart_values={"shards": N})
+def drain(env):
+    """--shard-drain 1s: a shard that moves is gone from its old owner's /shards at once, its
+    Lease held for the drain, then released and owned by the newcomer at once."""
+    sidecars = [env.sidecar(f"replica-{i}", extra_args=["--shards", str(N), "--shard-drain", "1s"],
+                            lease="work") for i in range(4)]
+    for s in sidecars:
+        s.start(wait=False)
+    before = wait_balanced(sidecars, N, timeout=10)
+    with ShardObserver(sidecars) as obs:
+        time.sleep(0.3)
+        newcomer = env.sidecar("replica-4", extra_args=["--shards", str(N), "--shard-drain", "1s"],
+                               lease="work")
+        obs.add(newcomer)
+        newcomer.start(wait=False)
+        after = wait_balanced(sidecars + [newcomer], N, timeout=10)
+        time.sleep(0.3)
+    finish(obs)
+    terms = obs.terms()
+    moved = [i for i in range(N) if before[i] != after[i]]
+    check(moved, "some shards moved")
+    for i in moved:
+        old, new = terms[i][-2], terms[i][-1]
+        gap = new[3] - old[6]  # the newcomer's first sample sent - the old owner's last answered
+        log(f"shard {i}: {old[0]} stopped listing it, {new[0]} listed it {gap:.2f}s later")
+        check(old[0] == before[i] and new[0] == newcomer.name, f"shard {i}: {terms[i]}")
+        check(0.8 <= gap <= 1.0 + 0.6, f"shard {i}: the drain (1s) between owners: {gap:.2f}s")
+
+
+@scenario
+@real_options(chart_values={"shards": N})
 def partition(env):
     """A member cut off from the API server: it stops claiming its shards by R (its renewals
     hang), the others take them after D; once healed it claims none of its old terms, rejoins,
