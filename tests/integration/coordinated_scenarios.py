@@ -22,6 +22,9 @@ coordinated_yield  2 replicas announce --coordinated-version 2.0.0, a third join
              the controller prefers the oldest version and asks the holder to yield
              (spec.preferredHolder); it hands over as on a handover request, the third leads
              with token + 1, no overlap. Times are logged.
+coordinated_tie  3 replicas started at once: their candidates would share a creation second,
+             on which the v1.37.2 controller moves leadership back and forth every few
+             seconds; the candidates move apart (kube/LeaseCandidate) and one term lasts 20 s.
 """
 import json
 import signal
@@ -235,6 +238,39 @@ def coordinated_yield(env):
     failures, _, _ = check_terms(history_terms(claims), "lease history")
     failures += check_history_tokens(claims)
     check(not failures, "; ".join(failures[:3]))
+
+
+
+@scenario
+@real_options(real_only=True, chart_values={"coordinated": True})
+def coordinated_tie(env):
+    sidecars = [env.sidecar(f"replica-{i}", extra_args=["--coordinated"]) for i in range(3)]
+    with Observer(sidecars) as obs:
+        t0 = time.time()
+        for s in sidecars:
+            s.start(wait=False)
+        for s in sidecars:
+            wait_for(f"{s.name} to serve /leader", lambda s=s: s.status() is not None, 10)
+
+        def apart():
+            cs = candidates(env)
+            seconds = {c["metadata"]["creationTimestamp"] for c in cs.values()}
+            return cs if len(cs) == 3 and len(seconds) == 3 else None
+        cs = wait_for("3 candidates in 3 different seconds", apart, 20, interval=0.2)
+        t_apart = time.time()
+        leader = the_leader(sidecars, timeout=CONTROLLER_SLACK)
+        token = leader.status()["fencingToken"]
+        moved = sum(1 for s in sidecars for l in s.log_lines()
+                    if "creation second" in str(l.get("msg", "")))
+        log(f"candidates apart {t_apart - t0:.2f}s after the start ({moved} moved): "
+            + ", ".join(f"{n} {c['metadata']['creationTimestamp']}" for n, c in sorted(cs.items()))
+            + f"; {leader.name} leads with token {token}")
+        time.sleep(20)
+        st = leader.status()
+        check(st["leader"] and st["fencingToken"] == token,
+              f"one term for 20 s, not {st['holder']} with token {st['fencingToken']} "
+              f"(from {leader.name} with {token})")
+        obs.check_safety()
 
 
 if __name__ == "__main__":
