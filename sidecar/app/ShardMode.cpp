@@ -11,7 +11,7 @@ namespace {
 constexpr time::Duration kMillisecond = std::chrono::milliseconds(1);
 }
 
-ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, ApiConnections& api,
+ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransport& api,
                      publish::Metrics& metrics, const log::Logger& logger,
                      std::function<double()> random01)
     : clock_(clock),
@@ -32,7 +32,7 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, ApiConnections&
     const std::string name = layout.shardLease(i);
     shardLoggers_.push_back(logger_.with({{"shard", std::to_string(i)}}));
     auto writes = std::make_unique<kube::LeaseClient>(
-        api.lease(), clock_,
+        api, clock_,
         kube::LeaseTarget{name, config_.group.ns, config_.podName, config_.podIp, labels},
         leaseOptions, random01);
     auto store = std::make_unique<shard::ShardLeaseStore>(std::move(writes));
@@ -65,11 +65,11 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, ApiConnections&
   membership_ = std::make_unique<shard::MembershipLease>(
       clock_,
       std::make_unique<kube::LeaseClient>(
-          api.lease(), clock_,
+          api, clock_,
           kube::LeaseTarget{layout.memberLease(config_.identity), config_.group.ns, config_.podName,
                             config_.podIp, labels},
           leaseOptions, random01),
-      api.lease(), mo);
+      api, mo);
 
   kube::LeaseGroupWatchOptions wo;
   wo.ns = config_.group.ns;
@@ -78,7 +78,7 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, ApiConnections&
   wo.watchTimeoutSeconds = config_.watchTimeoutSeconds;
   wo.onProblem = [this](const std::string& what) { logger_.warn(what); };
   watch_ = std::make_unique<kube::LeaseGroupWatch>(
-      api.lease(), clock_, static_cast<kube::LeaseGroupObserver&>(*this), wo, random01);
+      api, clock_, static_cast<kube::LeaseGroupObserver&>(*this), wo, random01);
 
   rebalanceTimer_ = clock_.makeTimer([this] { rebalance(); });
   expiryTimer_ = clock_.makeTimer([this] { rebalance(); });

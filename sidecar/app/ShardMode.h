@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "app/ApiConnections.h"
 #include "app/Sidecar.h"
 #include "election/ElectionTimings.h"
+#include "kube/ApiTransport.h"
 #include "kube/LeaseGroupWatch.h"
 #include "log/Logger.h"
 #include "publish/LeadershipJson.h"
@@ -55,7 +55,9 @@ struct ShardModeConfig {
 
 class ShardMode : private kube::LeaseGroupObserver {
  public:
-  ShardMode(time::Clock& clock, ShardModeConfig config, ApiConnections& api,
+  // `api` is the Lease connection (ApiConnections::lease()): renewals, the group watch and the
+  // membership Lease all go through it.
+  ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransport& api,
             publish::Metrics& metrics, const log::Logger& logger, std::function<double()> random01);
   ~ShardMode() override;
   ShardMode(const ShardMode&) = delete;

@@ -56,7 +56,7 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
       std::chrono::duration_cast<std::chrono::milliseconds>(cfg.timings.renewDeadline / 2),
       std::chrono::milliseconds(500), std::chrono::milliseconds(5000));
   if (in.watchTimeoutSeconds) sc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
-  ShardMode shards(clock, sc, api, metrics, logger, random01);
+  ShardMode shards(clock, sc, api.lease(), metrics, logger, random01);
   metrics.setExtra([&shards] { return shards.metricsText(); });
 
   // /leader and friends answer for shard 0; /shards and /shards/watch for all of them.
