@@ -1,6 +1,7 @@
 // LeaseCandidate on FakeApiClient and FakeClock: created on start, renewed when pinged and every
 // 5 minutes, re-read on conflicts, published again when it disappears, deleted on stop; every
-// request the fake does not expect fails the test.
+// request the fake does not expect fails the test. About 400 lines: the one class's tables
+// (start, ping, stop, same-second ties) share the fixture and the JSON helpers above them.
 #include "kube/LeaseCandidate.h"
 
 #include <gtest/gtest.h>
