@@ -203,9 +203,15 @@ def coordinated_yield(env):
     old = env.sidecar("replica-2", extra_args=["--coordinated", "--coordinated-version", "1.0.0"])
     try:
         with Observer(sidecars + [old]) as obs:
-            for s in sidecars:
-                s.start()
-                time.sleep(1.1)
+            t0 = time.time()
+            sidecars[0].start(wait=False)
+            wait_for("the first replica to lead", sidecars[0].leader, CONTROLLER_SLACK,
+                     interval=0.002)
+            log(f"no Lease yet: {sidecars[0].name} leads {time.time() - t0:.3f}s after its start "
+                "(the controller creates the Lease naming it, its first write takes token 1; on a "
+                "control plane just started, the controller itself waits for its own lease)")
+            time.sleep(1.1)
+            sidecars[1].start()
             first = the_leader(sidecars, timeout=CONTROLLER_SLACK)
             token = first.status()["fencingToken"]
             time.sleep(6)  # the candidates' renewTimes age past the controller's 5 s: it pings
