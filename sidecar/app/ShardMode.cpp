@@ -20,6 +20,7 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
       logger_(logger),
       view_(shard::GroupLayout{config_.group.name, config_.shards}, config_.identity,
             config_.timings.leaseDuration),
+      api_(api),
       assigned_(config_.shards, 0),
       dropping_(config_.shards, 0) {
   const auto& layout = view_.layout();
@@ -160,12 +161,32 @@ void ShardMode::rebalance() {
       if (!dropping_[i] && sidecars_[i]->leadership().leader) drop(i);
     }
   }
+  collectStaleMembers(members);
   if (auto next = view_.nextExpiry(now)) {
     expiryTimer_->armAt(*next + kMillisecond);
   } else {
     expiryTimer_->disarm();
   }
   noteOwnedSet();
+}
+
+// One member (the first live identity) deletes what crashed replicas left. A replica that
+// was only frozen that long writes its Lease again (404 -> create) when it runs again.
+void ShardMode::collectStaleMembers(const std::vector<std::string>& members) {
+  if (members.empty() || members.front() != config_.identity) return;
+  for (const auto& name :
+       view_.staleMemberLeases(clock_.now(), 10 * config_.timings.leaseDuration)) {
+    if (!deleting_.insert(name).second) continue;
+    logger_.info("deleting the membership Lease of a replica gone for 10 lease durations",
+                 {{"lease", name}});
+    std::weak_ptr<char> alive = alive_;
+    api_.call({"delete", "DELETE",
+               "/apis/coordination.k8s.io/v1/namespaces/" + config_.group.ns + "/leases/" + name,
+               "", "application/json", config_.requestDeadline},
+              [this, alive, name](kube::ApiResponse) {
+                if (!alive.expired()) deleting_.erase(name);
+              });
+  }
 }
 
 void ShardMode::drop(std::size_t i) {

@@ -16,12 +16,16 @@
 // instead of grabbing everything and handing it back; joining a running group it starts at
 // once (the assignment leaves it only what others give up).
 //
+// The membership Leases of replicas that crashed (expired here for 10 D) are deleted by the
+// live member whose identity sorts first, so that they do not pile up.
+//
 // Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
 // counting this member), then every shard is released (Sidecar::shutdown), then done.
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +99,7 @@ class ShardMode : private kube::LeaseGroupObserver {
   bool owns(std::size_t shard) const;
   bool eligible(std::size_t shard) const;
   void noteOwnedSet();
+  void collectStaleMembers(const std::vector<std::string>& members);
 
   time::Clock& clock_;
   ShardModeConfig config_;
@@ -106,6 +111,8 @@ class ShardMode : private kube::LeaseGroupObserver {
   std::vector<std::unique_ptr<Sidecar>> sidecars_;
   std::unique_ptr<shard::MembershipLease> membership_;
   std::unique_ptr<kube::LeaseGroupWatch> watch_;
+  kube::ApiTransport& api_;
+  std::set<std::string> deleting_;  // stale membership Leases being deleted
   std::vector<char> assigned_;
   std::vector<char> dropping_;
   std::vector<std::unique_ptr<time::Timer>> drainTimers_;

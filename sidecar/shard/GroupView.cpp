@@ -116,6 +116,15 @@ std::vector<std::string> GroupView::owners(time::MonoTime now) const {
   return out;
 }
 
+std::vector<std::string> GroupView::staleMemberLeases(time::MonoTime now,
+                                                      time::Duration age) const {
+  std::vector<std::string> out;
+  for (const auto& [name, seen] : members_) {
+    if (expiry(seen) + age < now) out.push_back(name);
+  }
+  return out;
+}
+
 std::optional<time::MonoTime> GroupView::nextExpiry(time::MonoTime now) const {
   std::optional<time::MonoTime> next;
   const auto consider = [&](const Seen& s) {

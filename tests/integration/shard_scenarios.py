@@ -208,6 +208,30 @@ def partition(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
+def stale_member(env):
+    """kill -9 leaves the member's membership Lease behind; once it has been expired for 10 D
+    the first live member deletes it (a SIGTERM deletes its own at once)."""
+    sidecars, _ = start_group(env, m=3)
+
+    def member_leases():
+        out = env.kubectl("get", "leases", "-n", env.namespace, "-o", "name")
+        return sorted(n for n in out.split() if "work-member-" in n)
+    check(len(member_leases()) == 3, f"3 membership Leases: {member_leases()}")
+    sidecars[0].signal(signal.SIGTERM)
+    check(sidecars[0].reap(5) == 0, "SIGTERM: exit 0")
+    wait_for("the SIGTERMed member's Lease to go", lambda: len(member_leases()) == 2, 2)
+    sidecars[1].kill()
+    t0 = time.monotonic()
+    time.sleep(D)
+    check(len(member_leases()) == 2, "kill -9 leaves its membership Lease behind for now")
+    wait_for("the crashed member's Lease to be deleted", lambda: len(member_leases()) == 1,
+             11 * D + 5)
+    log(f"the crashed member's membership Lease deleted {time.monotonic() - t0:.1f}s after "
+        f"kill -9 (10 D = {10 * D:.0f}s after it expired)")
+
+
+@scenario
 @real_options(needs_http="the test server's request counters")
 def api_cost(env):
     """16 shards x 5 replicas in steady state: every request the group sends over 10 s, from the

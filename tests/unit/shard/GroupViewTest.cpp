@@ -47,6 +47,18 @@ TEST(GroupViewTest, MembersLiveForTheirDurationFromTheLastChangeSeenHere) {
   EXPECT_EQ(v.liveMembers(t0 + 16s), Names{"me"});
 }
 
+TEST(GroupViewTest, MembershipLeasesExpiredLongAgoAreStale) {
+  const GroupLayout l{"work", 1};
+  GroupView v(l, "me", 15s);
+  const time::MonoTime t0{};
+  v.listed({{l.memberLease("a"), lease("a", "1")}, {l.memberLease("b"), lease("b", "2")}}, t0);
+  v.changed(l.memberLease("b"), lease("b", "3"), t0 + 100s);
+  EXPECT_TRUE(
+      v.staleMemberLeases(t0 + 165s, 150s).empty());  // a expired at 15 s: 150 s is not past
+  EXPECT_EQ(v.staleMemberLeases(t0 + 166s, 150s), Names{l.memberLease("a")});
+  EXPECT_TRUE(v.staleMemberLeases(t0 + 166s, 151s).empty());
+}
+
 TEST(GroupViewTest, AShardHasAnOwnerWhileItsLeaseIsValidAsObserved) {
   const GroupLayout l{"work", 3};
   GroupView v(l, "me", 15s);
