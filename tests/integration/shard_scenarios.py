@@ -17,6 +17,7 @@ import signal
 import time
 
 from leasehold_testing import D, P, R, check, log, real_options, run_scenarios, wait_for
+from leasehold_testing.event_stream import SseClient
 from leasehold_testing.shard_sampler import ShardObserver, shards_of, wait_balanced
 
 N = 16
@@ -205,6 +206,54 @@ def partition(env):
         log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after the heal")
         time.sleep(0.3)
     finish(obs)
+
+
+@scenario
+@real_options(chart_values={"shards": N})
+def publish(env):
+    """What the app reads: /shards/watch sends the JSON at once and again when the owned set
+    changes (a member joins), the status file holds the same JSON, /leader answers for shard 0,
+    the metrics count the owned shards; after SIGTERM the file says nothing is owned."""
+    files = [env.dir / f"status-{i}.json" for i in range(3)]
+    sidecars = [env.sidecar(f"replica-{i}", lease="work",
+                            extra_args=["--shards", str(N), "--status-file", str(files[i])])
+                for i in range(2)]
+    for s in sidecars:
+        s.start(wait=False)
+    owners = wait_balanced(sidecars, N, timeout=10)
+    first = sidecars[0]
+    stream = SseClient(first.port, "/shards/watch")
+    try:
+        _, ev = stream.wait_event("the first event", lambda e: True, 2)
+        def owned_set(st):
+            return [(o["shard"], o["fencingToken"]) for o in st["owned"]]
+        check(owned_set(ev) == owned_set(shards_of(first)), f"the first event is /shards: {ev}")
+        check(ev["group"] == "work" and ev["shards"] == N and ev["identity"] == first.name,
+              f"identity, group, shards: {ev}")
+        check(all(o["lease"] == f"work-{o['shard']}" and "validUntil" in o for o in ev["owned"]),
+              f"owned entries: {ev['owned']}")
+        on_file = json.loads(files[0].read_text())
+        check(owned_set(on_file) == owned_set(ev),
+              f"the status file holds the same owned set: {on_file}")
+        zero = first.status()
+        check(zero["leader"] == (owners[0] == first.name) and zero["lease"] == "work-0",
+              f"/leader answers for shard 0: {zero}")
+        text = first.metrics()
+        check(f"leasehold_shards_owned {len(ev['owned'])}" in text, "leasehold_shards_owned")
+        third = env.sidecar("replica-2", lease="work",
+                            extra_args=["--shards", str(N), "--status-file", str(files[2])])
+        sidecars.append(third)
+        third.start(wait=False)
+        wait_balanced(sidecars, N, timeout=10)
+        _, later = stream.wait_event("an event with fewer shards",
+                                     lambda e: len(e["owned"]) < len(ev["owned"]), 3)
+        check(later["members"] == 3, f"the stream tells of the smaller owned set: {later}")
+    finally:
+        stream.close()
+    first.signal(signal.SIGTERM)
+    check(first.reap(5) == 0, "exit 0")
+    after = json.loads(files[0].read_text())
+    check(after["owned"] == [], f"after SIGTERM the status file owns nothing: {after}")
 
 
 @scenario
