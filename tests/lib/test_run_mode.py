@@ -3,6 +3,8 @@
 instances: they must flag two commands running at once, a command that outlived its claim, a
 survivor of a stopped group and a stale-token write, and nothing in a clean history."""
 import os
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -10,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from leasehold_testing.fenced_store import FencedStore
-from leasehold_testing.run_mode import Instance, command_failures
+from leasehold_testing.run_mode import Instance, command_failures, is_command
 from leasehold_testing.timings import R
 
 BASE = time.time() - 100  # scan_proc looks at this machine's processes: no pid below matches
@@ -101,6 +103,26 @@ class CommandChecks(unittest.TestCase):
 
     def test_no_instance_at_all_is_a_failure(self):
         self.assertEqual(self.failures([]), ["no command ever ran"])
+
+
+class CommandRecognition(unittest.TestCase):
+    def test_only_the_command_itself_counts_not_a_process_whose_argv_names_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            script = Path(d) / "run_mode_command.py"
+            script.write_text("import time\ntime.sleep(10)\n")
+            command = subprocess.Popen([sys.executable, str(script), "--journal", "x"])
+            # like a supervisor, or its child between fork and exec: the command after `--`
+            supervisor = subprocess.Popen(["sh", "-c", "sleep 10", "--", "python3", str(script)])
+            try:
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline and not is_command(command.pid):
+                    time.sleep(0.01)
+                self.assertTrue(is_command(command.pid))
+                self.assertFalse(is_command(supervisor.pid))
+            finally:
+                for p in (command, supervisor):
+                    p.kill()
+                    p.wait()
 
 
 if __name__ == "__main__":

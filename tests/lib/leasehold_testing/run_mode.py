@@ -8,7 +8,9 @@ The command is run_mode_command.py (beside this file; RUN_COMMAND): it appends a
 grandchild, writes its token to a FencedStore every 50 ms.
 
 An instance runs from its fork (the kernel's start time, at 10 ms resolution, rounded down)
-until no process of its group runs any more (zombies aside). The checks (`command_failures`):
+until no process of its group runs any more: each is gone, a zombie, or has a SIGKILL pending
+(it executes nothing of its own after that, but on a loaded machine it may wait hundreds of ms
+for the CPU to exit). The checks (`command_failures`):
   - no two instances ran at the same time ([start, stop] never overlap, across replicas);
   - every instance stopped by R (+ a tolerance for the 20 ms polling on a shared machine) after
     its supervisor's last successful write of that term (its "became leader"/"renewed" debug
@@ -85,25 +87,51 @@ def cmdline(pid):
         return ""
 
 
+def is_command(pid):
+    """Whether `pid` runs run_mode_command.py: its argv is [python3, .../run_mode_command.py,
+    ...]. Between fork and exec a child still shows its parent's argv, which for a supervisor
+    names the command too (after `--`): the watchdog, or the command not yet executed."""
+    argv = cmdline(pid).split("\0")
+    return (len(argv) > 1 and os.path.basename(argv[0]).startswith("python")
+            and argv[1].endswith("run_mode_command.py"))
+
+
+SIGKILL_BIT = 1 << (9 - 1)
+
+
+def doomed(pid):
+    """Whether a SIGKILL is pending for `pid`: it runs no more of its own code, although on a
+    loaded machine it may take a while to be scheduled, exit and become a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    for line in status.splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")) and int(line.split()[1], 16) & SIGKILL_BIT:
+            return True
+    return False
+
+
 def running_in_group(pid, group):
-    """Whether `pid` runs (is not a zombie) in process group `group`."""
+    """Whether `pid` runs in process group `group`: not a zombie, no SIGKILL pending."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return False
-    return fields[0] != "Z" and int(fields[2]) == group
+    return fields[0] != "Z" and int(fields[2]) == group and not doomed(pid)
 
 
 def group_gone(group):
-    """No process of the group runs: none left at all (kill(-group, 0) fails), or zombies only."""
+    """No process of the group runs: none left at all (kill(-group, 0) fails), or only zombies
+    and processes with a SIGKILL pending."""
     try:
         os.killpg(group, 0)
     except ProcessLookupError:
         return True
     except PermissionError:
         return False
-    return not any(pgrp == group and state != "Z"
-                   for (_, pgrp, state, _) in scan_proc().values())
+    return not any(pgrp == group and state != "Z" and not doomed(pid)
+                   for pid, (_, pgrp, state, _) in scan_proc().items())
 
 
 class Instance:
@@ -172,7 +200,7 @@ class Monitor(threading.Thread):
             supervisors = self.supervisors()
             for pid, (ppid, pgrp, state, start) in procs.items():
                 if (ppid in supervisors and pid == pgrp and pid not in self.instances
-                        and "run_mode_command.py" in cmdline(pid)):
+                        and is_command(pid)):
                     self.instances[pid] = Instance(supervisors[ppid], pid, start)
                 if state != "Z" and pgrp in self.instances:
                     self.instances[pgrp].members.add(pid)
@@ -272,10 +300,11 @@ def command_failures(instances, store_path, tolerance, claim_bound=None):
     procs = scan_proc()
     for i in instances:
         alive = [pid for pid, (_, pgrp, state, _) in procs.items()
-                 if pgrp == i.pid and state != "Z"]
+                 if pgrp == i.pid and state != "Z" and not doomed(pid)]
         if alive:
             failures.append(f"{i}: processes {alive} of its group survive")
-        if i.grandchild and i.grandchild in procs and procs[i.grandchild][2] != "Z":
+        if (i.grandchild and i.grandchild in procs and procs[i.grandchild][2] != "Z"
+                and not doomed(i.grandchild)):
             failures.append(f"{i}: grandchild {i.grandchild} survives")
     # Fencing: no attempt with a token older than an instance that had already started.
     rows = FencedStore(store_path).rows()
