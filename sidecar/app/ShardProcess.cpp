@@ -139,6 +139,7 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
                            {"mode", "shards"}});
   shards.start();
   runtime::keepOnlyTouchedCodeResident();
+  const auto settled = runtime::keepOnlyTouchedCodeResidentAfter(clock, runtime::kStartupOver);
   io.run();
   logger.info("stopped", {{"exitCode", "0"}});
   return 0;
