@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Shard mode's checks (leasehold_testing.shard_sampler) on synthetic /shards samples: they
-must flag a double owner and a token that does not go up, and nothing else."""
+must flag a double owner and a token that does not go up, and nothing else; the balance check
+(balance_of, what the scenarios and the chaos runner's --shards wait for) must flag an unowned
+shard, a shard owned twice, a count outside floor/ceil, a member count that is not M and a
+silent replica, and pass a balanced group."""
 import unittest
 
 from leasehold_testing.checks import Failure
-from leasehold_testing.shard_sampler import ShardObserver
+from leasehold_testing.shard_sampler import ShardObserver, balance_of
 
 
 def answer(*owned):
@@ -51,6 +54,45 @@ class ShardSamplerTest(unittest.TestCase):
         obs = observer([("a", 1, 0.0, answer((0, 3))), ("a", 2, 0.5, answer((0, 3)))])
         with self.assertRaisesRegex(Failure, "did not go up"):
             obs.check_safety()
+
+
+def group(counts, members=None, n=None):
+    """{name: /shards answer}: replica j owns the next counts[j] shards, all seeing `members`."""
+    out, next_shard = {}, 0
+    for j, c in enumerate(counts):
+        st = answer(*[(next_shard + i, 1) for i in range(c)])
+        st["members"] = len(counts) if members is None else members
+        out[f"r{j}"] = st
+        next_shard += c
+    return out
+
+
+class BalanceTest(unittest.TestCase):
+    def test_floor_or_ceil_each_passes(self):
+        self.assertIsNone(balance_of(group([6, 5, 5]), 16))
+        self.assertIsNone(balance_of(group([4, 4, 4, 4]), 16))
+
+    def test_a_count_outside_floor_ceil_fails(self):
+        self.assertRegex(balance_of(group([7, 5, 4]), 16), "unbalanced")
+
+    def test_an_unowned_shard_fails(self):
+        self.assertRegex(balance_of(group([5, 5, 5]), 16), r"unowned \[15\]")
+
+    def test_a_shard_owned_twice_fails(self):
+        g = group([6, 5, 5])
+        g["r2"]["owned"].append({"shard": 0, "lease": "g-0", "fencingToken": 2})
+        self.assertRegex(balance_of(g, 16), "owned twice {0: ")
+
+    def test_a_stale_member_count_fails(self):
+        # balanced by count, but one replica still counts a gone member: not settled yet
+        g = group([6, 5, 5])
+        g["r1"]["members"] = 4
+        self.assertRegex(balance_of(g, 16), "r1 sees 4 members, not 3")
+
+    def test_a_silent_replica_fails(self):
+        g = group([8, 8])
+        g["r1"] = None
+        self.assertRegex(balance_of(g, 16), r"no answer from \['r1'\]")
 
 
 if __name__ == "__main__":

@@ -122,6 +122,20 @@ class SampledTerms(unittest.TestCase):
         self.assertTrue(self.check([a, b]))  # without the release record: overlap
         self.assertEqual(self.check([a, b], {("a", 0): BASE + 0.30}), [])
 
+    def test_a_shard_move_retracts_only_in_shard_mode(self):
+        # A running member drops and releases a shard that moves (no SIGTERM): a retraction
+        # only with every_release_retracts (chaos --shards); otherwise its validUntil counts.
+        a = Inc("a#0", "a").true(0.1, 0, 1.6, 0.0).false(0.31)
+        b = Inc("b#0", "b").true(0.36, 1, 1.9, 0.305)
+        rel = {("a", 0): BASE + 0.30}
+        self.assertTrue(self.check([a, b], rel))
+        terms = sampled_terms([a, b], rel, every_release_retracts=True)
+        self.assertEqual(check_terms(terms, "samples")[0], [])
+        # ... and the release still ends it: b starting before it is an overlap.
+        early = Inc("b#0", "b").true(0.36, 1, 1.9, 0.2)
+        terms = sampled_terms([a, early], rel, every_release_retracts=True)
+        self.assertTrue(check_terms(terms, "samples")[0])
+
 
 class HistoryTerms(unittest.TestCase):
     def test_terms_tokens_and_model_overlap(self):

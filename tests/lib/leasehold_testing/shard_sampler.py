@@ -40,19 +40,28 @@ def owners(sidecars):
 def balance_problem(sidecars, n):
     """None when the live `sidecars` own every one of the n shards exactly once, floor(n/M) or
     ceil(n/M) each, and all see M members; else what is wrong."""
-    m = len(sidecars)
-    owned, silent = owners(sidecars)
+    return balance_of({s.name: shards_of(s) if s.alive() else None for s in sidecars}, n)
+
+
+def balance_of(answers, n):
+    """balance_problem on answers already taken: {replica name: its /shards dict, or None when
+    it did not answer}, every live member of the group in it (pure, unit-tested)."""
+    m = len(answers)
+    silent = [name for name, st in answers.items() if st is None]
     if silent:
         return f"no answer from {silent}"
-    for s in sidecars:
-        st = shards_of(s)
-        if st is None or st["members"] != m:
-            return f"{s.name} sees {st and st['members']} members, not {m}"
+    for name, st in answers.items():
+        if st["members"] != m:
+            return f"{name} sees {st['members']} members, not {m}"
+    owned = {}
+    for name, st in answers.items():
+        for o in st["owned"]:
+            owned.setdefault(o["shard"], []).append(name)
     missing = [i for i in range(n) if i not in owned]
     double = {i: who for i, who in owned.items() if len(who) > 1}
     if missing or double:
         return f"unowned {missing}, owned twice {double}"
-    counts = {s.name: 0 for s in sidecars}
+    counts = {name: 0 for name in answers}
     for who in owned.values():
         counts[who[0]] += 1
     if any(c < n // m or c > -(-n // m) for c in counts.values()):
@@ -76,7 +85,9 @@ def wait_balanced(sidecars, n, timeout):
 
 class ShardObserver:
     """Samples every replica's /shards until stopped (with-statement); add() takes a replica
-    started later. check_safety() runs both checks over everything sampled."""
+    started later, any number of them while it runs (the chaos runner adds every incarnation:
+    one process each, follow=False, so its thread ends when the process does). check_safety()
+    runs both checks over everything sampled."""
 
     def __init__(self, sidecars, interval=0.01):
         self.interval = interval
@@ -93,14 +104,17 @@ class ShardObserver:
         return self
 
     def __exit__(self, *exc):
-        for t in self.samplers:
+        with self.lock:
+            samplers = list(self.samplers)
+        for t in samplers:
             t.stop()
-        for t in self.samplers:
+        for t in samplers:
             t.join(2)
 
-    def add(self, sidecar, start=True):
-        t = Sampler(sidecar, self.interval, record=self._record, follow=True, path="/shards")
-        self.samplers.append(t)
+    def add(self, sidecar, start=True, follow=True):
+        t = Sampler(sidecar, self.interval, record=self._record, follow=follow, path="/shards")
+        with self.lock:
+            self.samplers.append(t)
         if start:
             t.start()
 

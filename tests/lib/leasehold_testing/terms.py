@@ -78,7 +78,7 @@ def history_terms(records, rates=None, renew_deadline=R):
     return terms
 
 
-def sampled_terms(incarnations, releases=None):
+def sampled_terms(incarnations, releases=None, every_release_retracts=False):
     """Terms as a client polling every ~10 ms and trusting each answer's validUntil saw them.
 
     A claim is an answer leader=true with token T and validUntil V, computed between the
@@ -91,6 +91,8 @@ def sampled_terms(incarnations, releases=None):
     One exception: a release (SIGTERM) retracts the claim. Then the end is the release write's
     renewTime from the Lease history (stamped after the sidecar stopped claiming), and we check
     separately that no answer that started after that instant said leader=true.
+    every_release_retracts: shard mode, where a running member releases a shard that moves
+    (dropped first: it stops claiming it at once), so any release retracts, not only SIGTERM's.
 
     What sampling cannot see: a term that begins and ends between two answers. Every term here
     lasts at least R = 1.5 s unless its holder was SIGSTOPped or killed right after acquiring, so
@@ -120,7 +122,7 @@ def sampled_terms(incarnations, releases=None):
         for term in terms:
             if term.who == inc.label:
                 rel = releases.get((inc.identity, term.token))
-                if rel is not None and inc.ended_by == "term":
+                if rel is not None and (inc.ended_by == "term" or every_release_retracts):
                     term.released_at = rel
                     term.end = min(term.end, rel)
                     term.end_own = min(term.end_own, rel)
@@ -224,7 +226,8 @@ def recheck(path):
     records = data["records"]
     hterms = history_terms(records, {i.identity: i.rate for i in incs})
     releases = {(t.identity, t.token): t.released_at for t in hterms if t.released_at}
-    failures = check_terms(sampled_terms(incs, releases), "samples")[0]
+    retracts = bool(data.get("every_release_retracts"))
+    failures = check_terms(sampled_terms(incs, releases, retracts), "samples")[0]
     if not data.get("history_gap"):
         failures += check_terms(hterms, "lease history")[0]
     return failures + check_history_tokens(records)
