@@ -20,6 +20,7 @@ from leasehold_testing.incarnation import Incarnation, port_collision
 from leasehold_testing.lease_history import LeaseHistory
 from leasehold_testing.leader_sampler import Sampler
 from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
+from leasehold_testing.shard_sampler import ShardObserver, balance_of, shards_of
 from leasehold_testing.terms import (ROUNDING, check_history_tokens, check_store, check_terms,
                                      history_terms, sampled_terms)
 
@@ -40,6 +41,38 @@ CONVERGE_EXTRA = 2.0  # followers agree on the holder within this after a leader
 # 0.5 s is the margin that matters for safety, and the no-overlap check has no allowance).
 RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
 RUN_TOLERANCE = 0.25
+# --shards N: the slowest clock of a scenario (x0.95) and the allowance for the chain of moves
+# once every view agrees (drop, release, acquire: a few requests each, on a shared machine).
+SLOWEST_RATE = 0.95
+SHARD_SETTLE = 1.0
+
+
+def group_watch_wait(fault_seconds):
+    """The longest a replica's group watch (kube/LeaseGroupWatch) can wait to retry after the
+    heal: after a failure it retries at once, then after a backoff of 0.5 s doubling per
+    consecutive failure (30 s at most), reset only by a watch event. Retry k (k >= 1) starts
+    at least 0.5 (2^(k-1) - 1) s after the first failure; the last one that can still start
+    within the faults arms the largest backoff."""
+    wait, start = 0.5, 0.0
+    while start + wait <= fault_seconds:
+        start += wait
+        wait = min(2 * wait, 30.0)
+    return wait
+
+
+def shard_balance_bound(fault_seconds):
+    """--shards: from the heal to every shard owned once, floor(N/M) or ceil(N/M) each, every
+    live member seeing M members. A replica's view (membership and shard Leases, docs/design.md
+    section 9) is only as fresh as its group watch: the failed attempt that arms the longest
+    backoff can fail up to the request deadline (R/2) after the heal, and the watch resumes that
+    backoff later (group_watch_wait). The re-list then times every Lease that changed unseen from
+    now: a killed replica's membership (and its shards) count as live for D more, on the
+    observer's clock (D/0.95 for a slow one). A member whose membership expired in the others'
+    views during the faults writes it again within max(D/3, P) (<= 1 s on errors), inside that D.
+    A process restarted at the heal starts in RESTART_ALLOWANCE and may wait P (a cold start
+    that sees no shard held); then the moves (SHARD_SETTLE)."""
+    return ((R / 2 + group_watch_wait(fault_seconds) + D) / SLOWEST_RATE + P
+            + RESTART_ALLOWANCE + SHARD_SETTLE)
 
 FAULT_KINDS = {
     # kind: weight
@@ -96,6 +129,15 @@ class Scenario:
         self.schedule = self.make_schedule()
         self.t0 = None
         self.monitor = None
+        self.shards = getattr(args, "shards", None)
+        self.observer = None
+        if self.shards:
+            # Every sidecar is a member of one shard group (--lease-name chaos-K); /leader
+            # answers for shard 0 (Lease chaos-K-0), so the single-Lease checks run on shard 0.
+            self.observer = ShardObserver([])
+            self.history_lease = f"{self.lease}-0"
+        else:
+            self.history_lease = self.lease
         if getattr(args, "run_mode", False):
             self.journal = self.dir / "journal.jsonl"
             self.command_store = self.dir / "commands.db"
@@ -177,6 +219,8 @@ class Scenario:
         if self.monitor is not None:
             inc.args = run_args(inc.args, RUN_FLAGS,
                                 journal_command(self.journal, self.command_store))
+        if self.shards:
+            inc.args = [*inc.args, "--shards", str(self.shards)]
         self.gens[slot] += 1
         inc.start()
         self.slots[slot] = inc
@@ -184,6 +228,8 @@ class Scenario:
         s = Sampler(inc)
         s.start()
         self.samplers.append(s)
+        if self.observer is not None:
+            self.observer.add(inc, follow=False)  # one process: its thread ends with it
         w = FencedWriter(inc, self.store, random.Random(self.writer_rng.random()))
         w.start()
         self.writers.append(w)
@@ -421,7 +467,7 @@ class Scenario:
         return all(st and st.get("holder") == leaders[0].identity for st in states)
 
     def run(self):
-        self.history = LeaseHistory(self.env, self.lease, port=self.history_port)
+        self.history = LeaseHistory(self.env, self.history_lease, port=self.history_port)
         self.history.start()
         self.history.connected.wait(5)
         self.t0 = now()
@@ -429,6 +475,8 @@ class Scenario:
             self.applied["clock_skew"] += 1
         if self.monitor is not None:
             self.monitor.start()
+        if self.observer is not None:
+            self.observer.__enter__()
         for slot in range(self.n):
             self.start_slot(slot)
             if self.selftest and slot == 0:  # the slow sidecar leads
@@ -455,6 +503,12 @@ class Scenario:
         # up: a write landing after the heal restarts the followers' D).
         self.t_heal = max(now(), self.quiet_at)
         self.heal_delay = self.t_heal - now()
+        if self.shards:
+            self.wait_balanced()
+            time.sleep(0.3)
+            self.teardown()
+            self.check()
+            return
         bound = self.liveness_bound
         while now() < self.t_heal + bound + 0.5 and self.first_true_after(self.t_heal) is None:
             time.sleep(0.02)
@@ -475,6 +529,28 @@ class Scenario:
         time.sleep(0.3)
         self.teardown()
         self.check()
+
+    def wait_balanced(self):
+        """--shards: liveness is balance. Within shard_balance_bound of the heal every shard is
+        owned once, by the live replicas, floor/ceil each (balance_of on their /shards). Shard 0's
+        first owner after the heal (/leader) is recorded, not judged by the single-Lease bound:
+        who may take a shard waits for the group's view, which the bound above covers."""
+        bound = shard_balance_bound(self.args.fault_seconds)
+        live = [inc for inc in self.slots if inc is not None]
+        why = "not asked"
+        self.balanced_after = None
+        while now() < self.t_heal + bound:
+            why = balance_of({inc.label: shards_of(inc, timeout=0.3) if inc.alive() else None
+                              for inc in live}, self.shards)
+            if why is None:
+                self.balanced_after = now() - self.t_heal
+                break
+            time.sleep(0.05)
+        if self.balanced_after is None:
+            self.failures.append(f"shards: not balanced over {len(live)} replicas within "
+                                 f"{bound:.2f} s of the heal: {why}")
+        t_leader = self.first_true_after(self.t_heal)
+        self.leader_after = None if t_leader is None else t_leader - self.t_heal
 
     def heal(self):
         """Ends every fault now: the API server runs, rules and partitions are gone, every
@@ -537,6 +613,8 @@ class Scenario:
             s.join(5)
         for w in self.writers:
             w.join(5)
+        if self.observer is not None:
+            self.observer.__exit__(None, None, None)
         time.sleep(0.2)
         self.history.stop()
         self.history.join(5)
@@ -567,7 +645,9 @@ class Scenario:
                     break
         hterms = history_terms(records, rates)
         releases = {(t.identity, t.token): t.released_at for t in hterms if t.released_at}
-        sterms = sampled_terms(self.incarnations, releases)
+        # Shard mode: a running member releases a shard that moves, after it stopped claiming.
+        sterms = sampled_terms(self.incarnations, releases, every_release_retracts=bool(
+            self.shards))
         fs, self.gap_sampled, self.overlap_sampled = check_terms(sterms, "samples")
         f += fs
         if self.history.gap:
@@ -582,7 +662,7 @@ class Scenario:
                 f.append(f"sampled {t} has no term in the Lease history")
         # A released claim is retracted: nothing may say leader=true after the release.
         for inc in self.incarnations:
-            if inc.ended_by != "term":
+            if inc.ended_by != "term" and not self.shards:
                 continue
             for t0, t1, st in inc.samples:
                 if st and st.get("leader"):
@@ -595,6 +675,8 @@ class Scenario:
         f += check_store(rows, [] if self.history.gap else hterms)
         if self.monitor is not None:
             f += self.check_commands()
+        if self.observer is not None:
+            f += self.check_shards()
         self.writes_accepted = sum(1 for r in rows if r[5])
         self.writes_rejected = sum(1 for r in rows if not r[5])
         self.handovers = sum(1 for a, b in zip(hterms, hterms[1:]) if a.identity != b.identity)
@@ -608,6 +690,17 @@ class Scenario:
                       + (f" released {t.released_at - self.t0:.3f}" if t.released_at else ""))
             if self.history.errors:
                 print(f"    lease watch errors: {self.history.errors[:5]}")
+
+    def check_shards(self):
+        """--shards: over every incarnation's /shards samples, no shard claimed by two processes
+        at once and each shard's token up every term (ShardObserver.check_safety)."""
+        self.shard_samples = len(self.observer.samples)
+        try:
+            self.shard_terms = self.observer.check_safety()
+        except Failure as e:
+            self.shard_terms = sum(len(t) for t in self.observer.terms().values())
+            return [f"shards: {e}"]
+        return []
 
     def check_commands(self):
         """--run-mode: the commands of two supervisors never ran at once, each stopped by R after
@@ -625,10 +718,13 @@ class Scenario:
         """What the checks saw, for `run --recheck PATH` (e.g. after a checker fix)."""
         Path(path).write_text(json.dumps({
             "scenario": self.k, "t0": self.t0, "history_gap": bool(self.history.gap),
+            "every_release_retracts": bool(self.shards),
             "records": self.history.records,
             "incarnations": [{"label": inc.label, "identity": inc.identity, "rate": inc.rate,
                               "ended_by": inc.ended_by, "samples": inc.samples}
-                             for inc in self.incarnations]}))
+                             for inc in self.incarnations],
+            # --shards: every /shards sample (name, pid, sent, answered, answer)
+            "shard_samples": self.observer.samples if self.observer is not None else []}))
 
     def result(self):
         return {
@@ -648,6 +744,9 @@ class Scenario:
             "max_overlap_history": getattr(self, "overlap_history", 0.0),
             "samples": getattr(self, "samples", 0),
             "command_instances": getattr(self, "command_instances", None),
+            "shard_terms": getattr(self, "shard_terms", None),
+            "shard_samples": getattr(self, "shard_samples", None),
+            "balanced_after_heal": getattr(self, "balanced_after", None),
             "starting_403": getattr(self, "starting_403", 0),
             "failures": self.failures,
             "infra": self.infra,
