@@ -95,8 +95,11 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   }
 
   if (cfg.shards > 0) {
+    const std::string shardNs = ns.empty() ? "default" : ns;
+    std::optional<lh::supervise::SupervisorConfig> run;
+    if (cfg.runMode) run = supervisorConfig(cfg, {shardNs, cfg.leaseName});
     return lh::app::runShardProcess(
-        {cfg, *rest, ns.empty() ? "default" : ns, envOr(env, "POD_IP"), watchHook.seconds}, logger);
+        {cfg, *rest, shardNs, envOr(env, "POD_IP"), watchHook.seconds, std::move(run)}, logger);
   }
 
   boost::asio::io_context io(1);

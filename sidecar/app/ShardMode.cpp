@@ -22,7 +22,8 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
             config_.timings.leaseDuration),
       api_(api),
       assigned_(config_.shards, 0),
-      dropping_(config_.shards, 0) {
+      dropping_(config_.shards, 0),
+      releasing_(config_.shards, 0) {
   const auto& layout = view_.layout();
   const std::vector<std::pair<std::string, std::string>> labels = {
       {kShardGroupLabel, config_.group.name}};
@@ -44,6 +45,7 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
     // /shards/watch say what moved.
     ports.events = {[](const auto&, std::string) {}, [](auto, auto done) { done(); }};
     ports.leadershipMayHaveChanged = [this, i] { onShardEvent(i); };
+    if (i < config_.commands.size()) ports.command = config_.commands[i];
     SidecarConfig sc{
         {election::Identity{config_.identity}, config_.timings, election::FollowerMode::kWatch},
         {config_.group.ns, name},
@@ -158,7 +160,7 @@ void ShardMode::rebalance() {
       if (settled_ && !dropping_[i]) sidecars_[i]->reconsider();
     } else if (!mine) {
       assigned_[i] = 0;
-      if (!dropping_[i] && sidecars_[i]->leadership().leader) drop(i);
+      if (!dropping_[i] && !releasing_[i] && sidecars_[i]->leadership().leader) drop(i);
     }
   }
   collectStaleMembers(members);
@@ -207,19 +209,28 @@ void ShardMode::releaseDropped(std::size_t i) {
     noteOwnedSet();
     return;
   }
-  sidecars_[i]->release();  // leader=false at once, then the release write
+  // Sidecar mode: leader=false at once, then the release write. Run mode: the command is
+  // stopped first; until the release lands the shard stays out of the owned set.
+  releasing_[i] = 1;
+  sidecars_[i]->release();
+  if (!sidecars_[i]->leadership().leader) releasing_[i] = 0;
   noteOwnedSet();
 }
 
 bool ShardMode::eligible(std::size_t i) const {
-  return settled_ && !stopping_ && assigned_[i] && !dropping_[i];
+  return settled_ && !stopping_ && assigned_[i] && !dropping_[i] && !releasing_[i];
 }
 
 bool ShardMode::owns(std::size_t i) const {
-  return !stopping_ && !dropping_[i] && sidecars_[i]->leadership().leader;
+  return !stopping_ && !dropping_[i] && !releasing_[i] && sidecars_[i]->leadership().leader;
 }
 
-void ShardMode::onShardEvent(std::size_t) {
+void ShardMode::onShardEvent(std::size_t i) {
+  if (releasing_[i] && !sidecars_[i]->leadership().leader) {
+    releasing_[i] = 0;
+    // Assigned here again meanwhile: take it back.
+    if (eligible(i)) sidecars_[i]->reconsider();
+  }
   noteOwnedSet();
   rebalanceSoon();
 }

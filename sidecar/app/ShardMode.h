@@ -19,6 +19,10 @@
 // The membership Leases of replicas that crashed (expired here for 10 D) are deleted by the
 // live member whose identity sorts first, so that they do not pile up.
 //
+// Run mode (config.commands): each shard's Sidecar has its command port; a dropped shard's
+// command is stopped (SIGTERM, SIGKILL at --kill-grace) after --shard-drain, and the release
+// waits for its group to be gone. Shutdown drains every command first (Sidecar::shutdown).
+//
 // Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
 // counting this member), then every shard is released (Sidecar::shutdown), then done.
 #include <cstddef>
@@ -55,6 +59,10 @@ struct ShardModeConfig {
   time::Duration drain{};  // --shard-drain
   std::chrono::milliseconds requestDeadline{5000};
   int watchTimeoutSeconds = 300;
+  // leasehold run --shards N (app::ShardRunMode): shard i's command, one per shard; empty in
+  // shard (sidecar) mode. A shard that moves away is then released only once its command's
+  // group is gone (Sidecar::release); it is not owned (in /shards) from the drop on.
+  std::vector<CommandPort> commands{};
 };
 
 class ShardMode : private kube::LeaseGroupObserver {
@@ -115,6 +123,7 @@ class ShardMode : private kube::LeaseGroupObserver {
   std::set<std::string> deleting_;  // stale membership Leases being deleted
   std::vector<char> assigned_;
   std::vector<char> dropping_;
+  std::vector<char> releasing_;  // released, still leader until the release lands (run mode)
   std::vector<std::unique_ptr<time::Timer>> drainTimers_;
   std::unique_ptr<time::Timer> rebalanceTimer_;
   std::unique_ptr<time::Timer> expiryTimer_;

@@ -1,5 +1,6 @@
 #include "app/ShardProcess.h"
 
+#include <unistd.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <cstdio>
@@ -7,6 +8,7 @@
 
 #include "app/ApiConnections.h"
 #include "app/ShardMode.h"
+#include "app/ShardRunMode.h"
 #include "app/SignalShutdown.h"
 #include "publish/JsonEventStream.h"
 #include "publish/Metrics.h"
@@ -56,6 +58,15 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
       std::chrono::duration_cast<std::chrono::milliseconds>(cfg.timings.renewDeadline / 2),
       std::chrono::milliseconds(500), std::chrono::milliseconds(5000));
   if (in.watchTimeoutSeconds) sc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
+  std::unique_ptr<ShardRunMode> runMode;
+  if (in.run) {
+    auto started = ShardRunMode::start(io, clock, *in.run, in.leaseNamespace, cfg.leaseName,
+                                       cfg.shards, logger);
+    if (auto* problem = std::get_if<std::string>(&started)) return fail(*problem);
+    runMode = std::move(std::get<std::unique_ptr<ShardRunMode>>(started));
+    for (std::size_t i = 0; i < cfg.shards; i++)
+      sc.commands.push_back(runMode->port(i));
+  }
   ShardMode shards(clock, sc, api.lease(), metrics, logger, random01);
   metrics.setExtra([&shards] { return shards.metricsText(); });
 
@@ -116,16 +127,29 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
     api.shutdown();
     io.stop();
   };
+  const auto shutdownShards = [&](std::function<void()> finished) {
+    shards.shutdown([&, finished = std::move(finished)] {
+      if (!file) return finished();
+      file->write(shards.json() + "\n", [](const auto&) {});
+      file->flush(finished);
+    });
+  };
   SignalShutdown signals(
       io, logger,
       [&](auto finished) {
-        shards.shutdown([&, finished = std::move(finished)] {
-          if (!file) return finished();
-          file->write(shards.json() + "\n", [](const auto&) {});
-          file->flush(finished);
-        });
+        if (runMode) runMode->noteSignal(signals.firstSignal());
+        shutdownShards(std::move(finished));
       },
       stopEverything);
+  if (runMode) {
+    // A second signal kills every command's group (then the releases); with none left, exit.
+    signals.setSecondSignalHandler([&](int signo) {
+      if (runMode->secondSignal(signo)) return;
+      logger.warn("second signal: exiting at once", {{"signal", std::to_string(signo)}});
+      ::_exit(runMode->exitCode() != 0 ? runMode->exitCode() : 1);
+    });
+    runMode->setShutdownRequest([&] { shutdownShards(stopEverything); });
+  }
 
   logger.info("starting", {{"identity", cfg.identity},
                            {"group", in.leaseNamespace + "/" + cfg.leaseName},
@@ -136,13 +160,14 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
                            {"leaseDuration", time::formatDuration(cfg.timings.leaseDuration)},
                            {"renewDeadline", time::formatDuration(cfg.timings.renewDeadline)},
                            {"retryPeriod", time::formatDuration(cfg.timings.retryPeriod)},
-                           {"mode", "shards"}});
+                           {"mode", runMode ? "run-shards" : "shards"}});
   shards.start();
   runtime::keepOnlyTouchedCodeResident();
   const auto settled = runtime::keepOnlyTouchedCodeResidentAfter(clock, runtime::kStartupOver);
   io.run();
-  logger.info("stopped", {{"exitCode", "0"}});
-  return 0;
+  const int code = runMode ? runMode->exitCode() : 0;
+  logger.info("stopped", {{"exitCode", std::to_string(code)}});
+  return code;
 }
 
 }  // namespace leasehold::app

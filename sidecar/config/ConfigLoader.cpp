@@ -412,7 +412,6 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     refuse("follower-mode", config.followerMode == FollowerMode::Poll);
     refuse("release-cooldown", origins.contains("release-cooldown"));
     refuse("coordinated", config.coordinated);
-    if (config.runMode) clash += std::string(clash.empty() ? "" : ", ") + "leasehold run";
     if (!clash.empty()) problems.push_back(name("shards") + " cannot be used with " + clash);
     if (!unparsed.contains("shard-drain") && config.shardDrain < time::Duration::zero()) {
       problems.push_back(name("shard-drain") + ": must not be negative");

@@ -36,6 +36,14 @@ void ChildReaper::unwatchGroup(pid_t group) {
   groups_.erase(group);
 }
 
+void ChildReaper::setReapedHandler(const void* owner, std::function<void()> handler) {
+  if (handler) {
+    reapedHandlers_[owner] = std::move(handler);
+  } else {
+    reapedHandlers_.erase(owner);
+  }
+}
+
 void ChildReaper::awaitSignal() {
   sigchld_.async_wait([this](const boost::system::error_code& ec, int) {
     if (ec) return;
@@ -121,7 +129,12 @@ void ChildReaper::reapNow() {
   for (auto it = foreign_.begin(); it != foreign_.end();) {
     it = now - it->second > 10 * kForeignGrace ? foreign_.erase(it) : std::next(it);
   }
-  if (reapedAny_ && reapedHandler_) reapedHandler_();
+  if (!reapedAny_) return;
+  // A handler may remove itself or another: run a copy.
+  const auto handlers = reapedHandlers_;
+  for (const auto& [owner, handler] : handlers) {
+    if (reapedHandlers_.count(owner)) handler();
+  }
 }
 
 }  // namespace leasehold::supervise

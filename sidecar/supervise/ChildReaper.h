@@ -52,8 +52,9 @@ class ChildReaper {
   // Every zombie in process group `group` is reaped at once.
   void watchGroup(pid_t group);
   void unwatchGroup(pid_t group);
-  // Runs after every pass that reaped anything, watched or not.
-  void setReapedHandler(std::function<void()> handler) { reapedHandler_ = std::move(handler); }
+  // Runs after every pass that reaped anything, watched or not. One per owner (each launcher
+  // sharing this reaper: run mode with --shards has one per shard); an empty handler removes it.
+  void setReapedHandler(const void* owner, std::function<void()> handler);
   // Reaps what has exited by now (every SIGCHLD runs it too).
   void reapNow();
   // Children reaped that nobody watched: orphans handed to this process.
@@ -72,7 +73,7 @@ class ChildReaper {
   // Unknown zombies by when they were first seen.
   std::map<pid_t, std::chrono::steady_clock::time_point> foreign_;
   bool reapedAny_ = false;
-  std::function<void()> reapedHandler_;
+  std::map<const void*, std::function<void()>> reapedHandlers_;
   std::uint64_t orphansReaped_ = 0;
 };
 

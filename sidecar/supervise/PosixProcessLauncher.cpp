@@ -119,7 +119,7 @@ PosixProcessLauncher::~PosixProcessLauncher() {
     reaper_.unwatch(group_);
     reaper_.unwatchGroup(group_);
   }
-  reaper_.setReapedHandler(nullptr);
+  reaper_.setReapedHandler(this, nullptr);
 }
 
 std::optional<pid_t> PosixProcessLauncher::group() const {
@@ -152,7 +152,7 @@ LaunchResult PosixProcessLauncher::start(const std::vector<std::string>& argv,
   watchdog_.guard(pid, realBootTime(killBy));
   reaper_.watchGroup(pid);
   reaper_.watch(pid, {[this] { leaderExited(); }, [this](ExitStatus s) { leaderReaped(s); }});
-  reaper_.setReapedHandler([this] {
+  reaper_.setReapedHandler(this, [this] {
     if (leaderGone_) checkGroupGone();
   });
   return {pid, ""};
@@ -176,7 +176,7 @@ void PosixProcessLauncher::killGroup() {
   ::kill(-group_, SIGKILL);
   killed_ = true;
   killLeftovers_->disarm();
-  watchdog_.standDown();
+  watchdog_.standDown(group_);
 }
 
 // The leader is a zombie: its pid still holds the group id.
@@ -203,7 +203,7 @@ void PosixProcessLauncher::checkGroupGone() {
   recheck_->disarm();
   killLeftovers_->disarm();
   reaper_.unwatchGroup(group_);
-  if (!killed_) watchdog_.standDown();
+  if (!killed_) watchdog_.standDown(group_);
   group_ = -1;
   leaderGone_ = false;
   killed_ = false;

@@ -234,7 +234,7 @@ void Supervisor::whenNoGroup(time::MonoTime now) {
   if (finishWith_) return finish(*finishWith_);
   if (releaseRequested_) {
     releaseRequested_ = false;
-    if (config_.exitOnLoss && releaseWhileLeading_) {
+    if (config_.exitOnLoss && config_.exitOnRelease && releaseWhileLeading_) {
       logger_.info("released: exiting (--exit-on-loss)");
       return finish(kExitLeadershipLost);
     }
@@ -262,9 +262,10 @@ void Supervisor::whenNoGroup(time::MonoTime now) {
 void Supervisor::startCommand(time::MonoTime now) {
   restartAt_.reset();
   restartTimer_->disarm();
-  const Environment env{{"LEASEHOLD_FENCING_TOKEN", std::to_string(*token_)},
-                        {"LEASEHOLD_LEASE", config_.lease},
-                        {"LEASEHOLD_IDENTITY", config_.identity}};
+  Environment env{{"LEASEHOLD_FENCING_TOKEN", std::to_string(*token_)},
+                  {"LEASEHOLD_LEASE", config_.lease},
+                  {"LEASEHOLD_IDENTITY", config_.identity}};
+  env.insert(env.end(), config_.extraEnv.begin(), config_.extraEnv.end());
   const std::uint64_t generation = ++generation_;
   std::weak_ptr<char> alive = alive_;
   const time::MonoTime killBy = killInstant();

@@ -56,6 +56,11 @@ struct SupervisorConfig {
   time::Duration drainTimeout = std::chrono::seconds(25);
   RestartPolicy restart = RestartPolicy::kNever;
   bool exitOnLoss = false;
+  // Shard mode: LEASEHOLD_SHARD and LEASEHOLD_SHARDS, added to the command's environment.
+  Environment extraEnv{};
+  // With --exit-on-loss, whether a release (POST /leader/release) ends leasehold like a lost
+  // term. Shard mode: no, a shard moved away by rebalancing is released, not lost.
+  bool exitOnRelease = true;
   time::Duration backoffFirst = std::chrono::seconds(1);
   time::Duration backoffMax = std::chrono::seconds(30);
 };

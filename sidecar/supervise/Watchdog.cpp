@@ -58,6 +58,10 @@ bool Watchdog::guard(pid_t group, time::MonoTime killAt) {
   return send(group, killAt.time_since_epoch().count());
 }
 
+bool Watchdog::standDown(pid_t group) {
+  return group > 0 && send(group, 0);
+}
+
 bool Watchdog::standDown() {
   return send(0, 0);
 }

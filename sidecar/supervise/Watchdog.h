@@ -32,6 +32,9 @@ class Watchdog {
   // Kill process group `group` at `killAt` (real CLOCK_BOOTTIME) unless told otherwise first.
   // false: the order could not be written (the watchdog is gone or not reading).
   bool guard(pid_t group, time::MonoTime killAt);
+  // No longer guard `group` (gone, or SIGKILLed); the others stay guarded.
+  bool standDown(pid_t group);
+  // No longer guard any group.
   bool standDown();
   pid_t pid() const { return pid_; }
 

@@ -2,7 +2,9 @@
 // What the supervisor tells its watchdog, one fixed-size record per write on a pipe (16 bytes,
 // under PIPE_BUF, so each write arrives whole): kill process group `group` at `killAtNs` on
 // CLOCK_BOOTTIME, the monotonic clock every process of the machine shares (it keeps counting
-// through suspend), unless a newer order comes first. group 0: stand down.
+// through suspend), unless a newer order for that group comes first. killAtNs 0: stand down
+// for that group; group 0: stand down for every group. Several groups may be guarded at once
+// (run mode with --shards: one per owned shard), each at its own instant (WatchdogGuards).
 #include <cstdint>
 
 namespace leasehold::supervise {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "supervise/WatchdogGuards.h"
 #include "supervise/WatchdogOrder.h"
 
 namespace leasehold::supervise {
@@ -72,7 +73,8 @@ void WatchdogProcess::run(int orderFd) {
     say("cannot create its timer, exiting", 0);
     ::_exit(1);
   }
-  WatchdogOrder current;  // group 0: nothing guarded
+  WatchdogGuards guards;
+  std::int64_t groups[WatchdogGuards::kCapacity];
   unsigned char buffer[sizeof(WatchdogOrder) * 64];
   std::size_t filled = 0;
   for (;;) {
@@ -91,26 +93,33 @@ void WatchdogProcess::run(int orderFd) {
       const ssize_t n = ::read(orderFd, buffer + filled, sizeof buffer - filled);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        if (current.group != 0) say("the supervisor is gone", current.group);
-        if (current.group != 0) ::kill(static_cast<pid_t>(-current.group), SIGKILL);
+        const std::size_t count = guards.takeAll(groups, WatchdogGuards::kCapacity);
+        for (std::size_t i = 0; i < count; i++) {
+          say("the supervisor is gone", groups[i]);
+          ::kill(static_cast<pid_t>(-groups[i]), SIGKILL);
+        }
         ::_exit(0);
       }
       filled += static_cast<std::size_t>(n);
       std::size_t used = 0;
       while (filled - used >= sizeof(WatchdogOrder)) {
-        std::memcpy(&current, buffer + used, sizeof current);
+        WatchdogOrder order;
+        std::memcpy(&order, buffer + used, sizeof order);
         used += sizeof(WatchdogOrder);
+        if (!guards.apply(order)) {
+          say("too many groups to guard", order.group);
+          ::kill(static_cast<pid_t>(-order.group), SIGKILL);
+        }
       }
       std::memmove(buffer, buffer + used, filled - used);
       filled -= used;
-      setTimer(timerFd, current.group != 0 ? current.killAtNs : 0);
     }
-    if (current.group != 0 && bootNowNs() >= current.killAtNs) {
-      say("no renewal came in time (is the supervisor paused?)", current.group);
-      ::kill(static_cast<pid_t>(-current.group), SIGKILL);
-      current = WatchdogOrder{};
-      setTimer(timerFd, 0);
+    const std::size_t due = guards.takeDue(bootNowNs(), groups, WatchdogGuards::kCapacity);
+    for (std::size_t i = 0; i < due; i++) {
+      say("no renewal came in time (is the supervisor paused?)", groups[i]);
+      ::kill(static_cast<pid_t>(-groups[i]), SIGKILL);
     }
+    setTimer(timerFd, guards.nextKillAt());
   }
 }
 

@@ -3,10 +3,11 @@
 // when the supervisor cannot. The supervisor (leasehold run) tells it, at every renewal, until
 // when the claim is valid; a paused supervisor (SIGSTOP, a stuck loop) tells it nothing more,
 // and the watchdog, which is not paused with it, kills the group at that instant. When the
-// supervisor vanishes (kill -9: the order pipe reaches end of file) it kills a guarded group at
-// once. It is not in the command's process group, nor in the supervisor's (a Ctrl-C on a
-// terminal must not reach it), and ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT: it ends when
-// its pipe does.
+// supervisor vanishes (kill -9: the order pipe reaches end of file) it kills every group it
+// guards at once. It guards any number of groups, each at its own instant (WatchdogGuards: run
+// mode with --shards has one command per owned shard). It is not in the command's process
+// group, nor in the supervisor's (a Ctrl-C on a terminal must not reach it), and ignores
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT: it ends when its pipe does.
 //
 // It is the leasehold binary executed again with argv[1] == "__watchdog" (main() hands over to
 // run() before anything else), so it starts with a fresh, small address space. It uses only

@@ -15,6 +15,16 @@ TEST_F(ConfigLoaderTest, ShardsAndDrain) {
   EXPECT_EQ(loaded({"--lease-name", "work"}, {{"LEASEHOLD_SHARDS", "3"}}).shards, 3u);
 }
 
+// leasehold run --shards N -- CMD: one command per owned shard (app::ShardRunMode).
+TEST_F(ConfigLoaderTest, RunModeWithShards) {
+  const auto c = loaded({"run", "--lease-name", "work", "--shards", "8", "--restart", "on-failure",
+                         "--exit-on-loss", "--", "my-job", "--flag"});
+  EXPECT_TRUE(c.runMode);
+  EXPECT_EQ(c.shards, 8u);
+  EXPECT_EQ(c.command, (std::vector<std::string>{"my-job", "--flag"}));
+  EXPECT_TRUE(c.exitOnLoss);
+}
+
 TEST_F(ConfigLoaderTest, ShardRejections) {
   struct Case {
     std::vector<std::string> args;
@@ -32,7 +42,8 @@ TEST_F(ConfigLoaderTest, ShardRejections) {
        "--shards cannot be used with --pod-label"},
       {{"--lease-name", "work", "--shards", "4", "--follower-mode", "poll"}, "--follower-mode"},
       {{"--lease-name", "work", "--shards", "4", "--release-cooldown", "1s"}, "--release-cooldown"},
-      {{"run", "--lease-name", "work", "--shards", "4", "--", "true"}, "leasehold run"},
+      {{"run", "--lease-name", "work", "--shards", "4", "--kill-grace", "20s", "--", "true"},
+       "--kill-grace"},
       {{"--lease-name", "work", "--shards", "4", "--coordinated"}, "--coordinated"},
   };
   for (const auto& c : cases) {

@@ -321,6 +321,43 @@ TEST(WatchdogTest, StandingDownLeavesTheGroupAlone) {
   ::waitpid(group, &status, 0);
 }
 
+// Run mode with --shards: one watchdog for every shard's group, each at its own instant.
+TEST(WatchdogTest, GuardsSeveralGroupsEachAtItsOwnInstant) {
+  auto started = Watchdog::start("/proc/self/exe");
+  ASSERT_TRUE(started.watchdog) << started.problem;
+  std::vector<pid_t> groups;
+  for (int i = 0; i < 3; i++) {
+    const pid_t g = ::fork();
+    if (g == 0) {
+      ::setpgid(0, 0);
+      ::execlp("sleep", "sleep", "1000", nullptr);
+      ::_exit(127);
+    }
+    ::setpgid(g, g);
+    groups.push_back(g);
+  }
+  // 0: due soon; 1: guarded, then stood down; 2: guarded long, killed when the supervisor goes.
+  ASSERT_TRUE(started.watchdog->guard(groups[0], time::BootClock::now() + 300ms));
+  ASSERT_TRUE(started.watchdog->guard(groups[1], time::BootClock::now() + 400ms));
+  ASSERT_TRUE(started.watchdog->guard(groups[2], time::BootClock::now() + 60s));
+  ASSERT_TRUE(started.watchdog->standDown(groups[1]));
+  int status = 0;
+  const auto begin = Steady::now();
+  ASSERT_EQ(::waitpid(groups[0], &status, 0), groups[0]);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_GE(Steady::now() - begin, 200ms);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(alive(groups[1]));
+  EXPECT_TRUE(alive(groups[2]));
+  started.watchdog.reset();
+  ASSERT_EQ(::waitpid(groups[2], &status, 0), groups[2]);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(alive(groups[1]));
+  ::kill(groups[1], SIGKILL);
+  ::waitpid(groups[1], &status, 0);
+}
+
 TEST(ChildReaperTest, ReapsOrphansAndReportsWatchedChildrenAfterTheirZombieStep) {
   boost::asio::io_context io;
   ChildReaper reaper(io);

@@ -422,6 +422,55 @@ TEST_F(SupervisorTest, NothingAfterFinishing) {
   launcher_.verifyAllCame("after finish");
 }
 
+// Shard mode (leasehold run --shards N): the shard's environment after the term's, and a
+// shard moved away by rebalancing (a release) is not a lost term for --exit-on-loss.
+TEST_F(SupervisorTest, ShardModeAddsItsEnvironmentAndAReleaseIsNotALoss) {
+  SupervisorConfig config;
+  config.command = {"my-job"};
+  config.lease = "ns/work-3";
+  config.identity = "web-0_1234abcd";
+  config.killGrace = 3s;
+  config.exitOnLoss = true;
+  config.exitOnRelease = false;
+  config.extraEnv = {{"LEASEHOLD_SHARD", "3"}, {"LEASEHOLD_SHARDS", "8"}};
+  SupervisorHooks hooks{[this] { launcher_.call("ready-to-release"); },
+                        [this](int code) { launcher_.call("finish " + std::to_string(code)); }};
+  supervisor_ = std::make_unique<Supervisor>(clock_, launcher_, config, hooks, logger_);
+  auto& s = *supervisor_;
+  launcher_.expect({"@0s start token=5 killBy=9.9s"});
+  s.leading(5, origin_ + 10s);
+  launcher_.verifyAllCame("start");
+  EXPECT_EQ(launcher_.lastEnv(), (Environment{{"LEASEHOLD_FENCING_TOKEN", "5"},
+                                              {"LEASEHOLD_LEASE", "ns/work-3"},
+                                              {"LEASEHOLD_IDENTITY", "web-0_1234abcd"},
+                                              {"LEASEHOLD_SHARD", "3"},
+                                              {"LEASEHOLD_SHARDS", "8"}}));
+  launcher_.expect({"@0s signal TERM"});
+  s.release();
+  launcher_.verifyAllCame("release");
+  launcher_.expect({"@1s ready-to-release"});
+  clock_.advance(1s);
+  launcher_.groupExits(ExitStatus::exited(0));
+  launcher_.verifyAllCame("group gone");
+  // Released, not finished: the shard's next term starts the command again.
+  launcher_.expect({});
+  s.lost();
+  launcher_.verifyAllCame("released term ends");
+  EXPECT_FALSE(s.finished());
+  launcher_.expect({"@21s start token=6 killBy=30.9s"});
+  clock_.advance(20s);
+  s.leading(6, origin_ + 31s);
+  launcher_.verifyAllCame("next term");
+  // A lost term still ends leasehold with --exit-on-loss.
+  launcher_.expect({"@21s signal TERM"});
+  s.lost();
+  launcher_.verifyAllCame("lost");
+  launcher_.expect({"@21.5s finish 3"});
+  clock_.advance(500ms);
+  launcher_.groupExits(ExitStatus::exited(0));
+  launcher_.verifyAllCame("lost term ends");
+}
+
 TEST(SupervisorReapAllowanceTest, IsAHundredMillisecondsOrHalfAShortGrace) {
   EXPECT_EQ(Supervisor::reapAllowance(3s), 100ms);
   EXPECT_EQ(Supervisor::reapAllowance(120ms), 60ms);

@@ -1,0 +1,82 @@
+#pragma once
+// Run mode with --shards N (`leasehold run --shards N -- CMD`): one supervise::Supervisor and
+// PosixProcessLauncher per shard, each behind that shard's Sidecar as its CommandPort, so every
+// owned shard runs one CMD with LEASEHOLD_SHARD=i, LEASEHOLD_SHARDS=N, LEASEHOLD_LEASE=ns/NAME-i
+// and the shard's LEASEHOLD_FENCING_TOKEN, stopped by run mode's rules before the shard can
+// pass (renewals failing, moved away by rebalancing: the release waits for the group to exit).
+//
+// One ChildReaper for all of them (it owns SIGCHLD and the subreaper role and dispatches by
+// pid and process group) and ONE watchdog process guarding every shard's group at its own
+// kill instant (WatchdogGuards); when the supervisor vanishes it kills them all.
+//
+// The way out: the first Supervisor that is done on its own (its command ended with
+// --restart never, a lost shard with --exit-on-loss, or the watchdog died) asks for the shutdown
+// of the whole process: every other command is drained (SIGTERM while renewals go on,
+// --drain-timeout, SIGKILL), then every shard is released. Exit status: the first non-zero
+// code a Supervisor finished with (in time order), else 0.
+//
+// app::RunMode is the same wiring for the single Lease; it stays separate so that the one-Lease
+// run mode is exactly what it was.
+#include <boost/asio/io_context.hpp>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "app/Sidecar.h"
+#include "log/Logger.h"
+#include "supervise/ChildReaper.h"
+#include "supervise/PosixProcessLauncher.h"
+#include "supervise/Supervisor.h"
+#include "supervise/Watchdog.h"
+#include "time/Clock.h"
+
+namespace leasehold::app {
+
+class ShardRunMode {
+ public:
+  // base: run mode's settings (command, identity, grace, drain, restart, exit-on-loss); lease
+  // and the shard's environment are filled in per shard from `leaseNamespace`/`group`-i.
+  static std::variant<std::unique_ptr<ShardRunMode>, std::string> start(
+      boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig base,
+      const std::string& leaseNamespace, const std::string& group, std::size_t shards,
+      const log::Logger& logger, const std::string& executable = "/proc/self/exe");
+  ~ShardRunMode();
+  ShardRunMode(const ShardRunMode&) = delete;
+  ShardRunMode& operator=(const ShardRunMode&) = delete;
+
+  // Shard i's command, for its Sidecar.
+  CommandPort port(std::size_t shard);
+  // A Supervisor is done on its own: the caller runs the shutdown sequence (ShardMode::shutdown).
+  void setShutdownRequest(std::function<void()> f) { shutdownRequest_ = std::move(f); }
+  // The first SIGTERM/SIGINT: the signal the drain forwards to every command's group.
+  void noteSignal(int signo) { signal_ = signo; }
+  // A second signal: SIGKILL to every group still running (then the releases). false when no
+  // command is left to stop (the caller exits at once).
+  bool secondSignal(int signo);
+  int exitCode() const { return exitCode_; }
+  std::size_t commandsRunning() const;
+
+ private:
+  struct Shard;
+  ShardRunMode(boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig base,
+               const std::string& leaseNamespace, const std::string& group, std::size_t shards,
+               const log::Logger& logger, std::unique_ptr<supervise::Watchdog> watchdog);
+  void post(std::function<void()> f);
+  void finished(std::size_t shard, int code);
+
+  boost::asio::io_context& io_;
+  const log::Logger& logger_;
+  supervise::ChildReaper reaper_;
+  std::unique_ptr<supervise::Watchdog> watchdog_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::function<void()> shutdownRequest_;
+  bool shutdownRequested_ = false;
+  int signal_ = 0;
+  int exitCode_ = 0;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+};
+
+}  // namespace leasehold::app
