@@ -19,6 +19,10 @@ for the CPU to exit). The checks (`command_failures`):
   - no process of a stopped group survives (the grandchild and the sleep under it included);
   - no write with a token older than an instance already started was attempted, so none can
     have been accepted, and the accepted tokens never go down.
+In shard mode (`leasehold run --shards N`) the journal's start record carries LEASEHOLD_SHARD
+(Instance.shard) and every check is per shard: no two instances of one shard at once, each
+stopped by R after its shard's last renewal (log lines with that "shard"), one fenced store per
+shard (store_for).
 """
 import json
 import os
@@ -35,6 +39,11 @@ RUN_COMMAND = Path(__file__).resolve().parent / "run_mode_command.py"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def store_for(store, shard):
+    """The fenced store of one shard (shard None: the single Lease's, `store` itself)."""
+    return Path(store) if shard is None else Path(f"{store}-shard{shard}")
+
+
 def run_args(sidecar_args, run_flags, command):
     """`leasehold run [the sidecar's flags] [run flags] -- command` from a Sidecar's args;
     --log-level debug so that every renewal is in the log (`claims`)."""
@@ -48,11 +57,13 @@ def journal_command(journal, store, *flags):
             *flags]
 
 
-def claims(sidecar):
+def claims(sidecar, shard=None):
     """(token, claim end in wall-clock seconds) for every confirmed write of a term in a
-    supervisor's log: the log line's time + R."""
+    supervisor's log: the log line's time + R; of one shard's Lease when `shard` is given."""
     out = []
     for line in sidecar.log_lines():
+        if shard is not None and line.get("shard") != str(shard):
+            continue
         if line.get("msg") in ("became leader", "renewed") and "token" in line:
             out.append((int(line["token"]), epoch(line["ts"]) + R))
     return out
@@ -145,13 +156,16 @@ class Instance:
         self.last_alive = start
         self.stop = None
         self.token = None
+        self.shard = None  # LEASEHOLD_SHARD from its journal record (shard mode)
+        self.record = None  # its journal "start" record
         self.grandchild = None
         self.term_at = None
 
     def __repr__(self):
         stop = f"{self.stop:.3f}" if self.stop else "running"
         name = getattr(self.replica, "label", None) or getattr(self.replica, "name", "?")
-        return f"<{name} pid {self.pid} token {self.token} {self.start:.3f}..{stop}>"
+        shard = f" shard {self.shard}" if self.shard is not None else ""
+        return f"<{name}{shard} pid {self.pid} token {self.token} {self.start:.3f}..{stop}>"
 
 
 class Monitor(threading.Thread):
@@ -230,6 +244,7 @@ class Monitor(threading.Thread):
                 continue
             if record["event"] == "start":
                 inst.token, inst.grandchild = record["token"], record["grandchild"]
+                inst.shard, inst.record = record.get("shard"), record
                 inst.last_alive = max(inst.last_alive, record["t"])
             elif record["event"] == "term":
                 inst.term_at = record["t"]
@@ -263,14 +278,20 @@ def command_failures(instances, store_path, tolerance, claim_bound=None):
     for i in instances:
         if i.stop is None:
             failures.append(f"{i} never stopped")
-    # No overlap, across replicas (and within one: a restart follows the previous run).
+    # No overlap, across replicas (and within one: a restart follows the previous run), per
+    # shard in shard mode.
     # Overlap is certain when b had surely started (its fork time, rounded down to the 10 ms
     # tick, + 10 ms) while a was still seen running; the two clocks read are the same.
-    for a, b in zip(instances, instances[1:]):
-        if b.start + 0.01 < a.last_alive:
-            failures.append(f"{a} and {b} ran at the same time: {b} started "
-                            f"{a.last_alive - b.start:.3f}s before {a} was last seen running")
-    gaps = [b.start - a.stop for a, b in zip(instances, instances[1:]) if a.stop]
+    by_shard = {}
+    for i in instances:
+        by_shard.setdefault(i.shard, []).append(i)
+    gaps = []
+    for same in by_shard.values():
+        for a, b in zip(same, same[1:]):
+            if b.start + 0.01 < a.last_alive:
+                failures.append(f"{a} and {b} ran at the same time: {b} started "
+                                f"{a.last_alive - b.start:.3f}s before {a} was last seen running")
+        gaps += [b.start - a.stop for a, b in zip(same, same[1:]) if a.stop]
     if gaps:
         log("gaps between instances (next fork - group gone, each to ~10 ms): "
             + ", ".join(f"{g:.3f}s" for g in gaps[:20]) + (" ..." if len(gaps) > 20 else ""))
@@ -282,7 +303,8 @@ def command_failures(instances, store_path, tolerance, claim_bound=None):
         if i.replica is None:
             failures.append(f"{i}: no supervisor known for it")
             continue
-        ends = [end for token, end in claims(i.replica) if token == i.token and end <= i.stop + R]
+        ends = [end for token, end in claims(i.replica, i.shard)
+                if token == i.token and end <= i.stop + R]
         if not ends:
             failures.append(f"{i}: no confirmed write of term {i.token} in its supervisor's log")
             continue
@@ -306,16 +328,24 @@ def command_failures(instances, store_path, tolerance, claim_bound=None):
         if (i.grandchild and i.grandchild in procs and procs[i.grandchild][2] != "Z"
                 and not doomed(i.grandchild)):
             failures.append(f"{i}: grandchild {i.grandchild} survives")
-    # Fencing: no attempt with a token older than an instance that had already started.
-    rows = FencedStore(store_path).rows()
-    accepted = [r for r in rows if r[5]]
-    tokens = [r[1] for r in accepted]
-    if tokens != sorted(tokens):
-        failures.append("accepted tokens went down")
-    started = [(i.start, i.token) for i in instances if i.token is not None]
-    stale = [r for r in rows if any(start < r[4] and token > r[1] for start, token in started)]
-    if stale:
-        failures.append(f"{len(stale)} write(s) with a stale token, first {stale[:3]}")
-    log(f"commands: {len(instances)} instances; fenced writes: {len(accepted)} accepted, "
-        f"{len(rows) - len(accepted)} rejected, {len(stale)} stale")
+    # Fencing: no attempt with a token older than an instance that had already started (per
+    # shard: each has its own tokens and store).
+    accepted_n = rejected_n = stale_n = 0
+    for shard, same in sorted(by_shard.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
+        path = store_for(store_path, shard)
+        rows = FencedStore(path).rows() if path.exists() else []
+        accepted = [r for r in rows if r[5]]
+        tokens = [r[1] for r in accepted]
+        where = "" if shard is None else f"shard {shard}: "
+        if tokens != sorted(tokens):
+            failures.append(f"{where}accepted tokens went down")
+        started = [(i.start, i.token) for i in same if i.token is not None]
+        stale = [r for r in rows if any(start < r[4] and token > r[1] for start, token in started)]
+        if stale:
+            failures.append(f"{where}{len(stale)} write(s) with a stale token, first {stale[:3]}")
+        accepted_n += len(accepted)
+        rejected_n += len(rows) - len(accepted)
+        stale_n += len(stale)
+    log(f"commands: {len(instances)} instances; fenced writes: {accepted_n} accepted, "
+        f"{rejected_n} rejected, {stale_n} stale")
     return failures

@@ -3,13 +3,15 @@
 `leasehold run` (leasehold_testing.run_mode): what a legacy singleton does, with a journal for
 the checks.
 
-At start it appends {"event": "start", token, identity, lease, pid, pgid, supervisor (its
-parent's pid), grandchild, t} to the
+At start it appends {"event": "start", token, identity, lease, shard, shards (LEASEHOLD_SHARD and
+LEASEHOLD_SHARDS as ints, null outside shard mode), pid, pgid, supervisor (its parent's pid),
+grandchild, t} to the
 journal (JSON lines, appended whole; t is wall-clock seconds), starts a grandchild that must
 die with the group (`sh -c 'sleep 1000 & wait'`), then writes its token to the fenced SQLite
-store every 50 ms (leasehold_testing.FencedStore: a token lower than the highest seen is
-rejected). On SIGTERM it appends {"event": "term"} and exits 0 after --term-delay seconds,
-unless --ignore-term. --crash-after S exits with --crash-code after S seconds."""
+store every --write-interval seconds, 50 ms by default (leasehold_testing.FencedStore: a token
+lower than the highest seen is rejected; in shard mode one store per shard:
+run_mode.store_for). On SIGTERM it appends {"event": "term"} and exits 0 after --term-delay
+seconds, unless --ignore-term. --crash-after S exits with --crash-code after S seconds."""
 import argparse
 import json
 import os
@@ -19,6 +21,7 @@ import sys
 import time
 
 from leasehold_testing.fenced_store import FencedStore
+from leasehold_testing.run_mode import store_for
 
 
 def append(journal, record):
@@ -39,10 +42,14 @@ def main():
     ap.add_argument("--ignore-term", action="store_true")
     ap.add_argument("--crash-after", type=float)
     ap.add_argument("--crash-code", type=int, default=7)
+    # Seconds between fenced writes (shard mode runs 8 per replica: a lighter load).
+    ap.add_argument("--write-interval", type=float, default=0.05)
     args = ap.parse_args()
 
     token = int(os.environ["LEASEHOLD_FENCING_TOKEN"])
     identity = os.environ["LEASEHOLD_IDENTITY"]
+    shard = int(os.environ["LEASEHOLD_SHARD"]) if "LEASEHOLD_SHARD" in os.environ else None
+    shards = int(os.environ["LEASEHOLD_SHARDS"]) if "LEASEHOLD_SHARDS" in os.environ else None
     pid = os.getpid()
     terminating = []
 
@@ -55,10 +62,11 @@ def main():
     # The grandchild inherits SIGTERM's disposition from here: ignored with --ignore-term.
     grandchild = subprocess.Popen(["sh", "-c", "sleep 1000 & wait"])
     append(args.journal, {"event": "start", "token": token, "identity": identity,
-                          "lease": os.environ.get("LEASEHOLD_LEASE"), "pid": pid,
+                          "lease": os.environ.get("LEASEHOLD_LEASE"), "shard": shard,
+                          "shards": shards, "pid": pid,
                           "pgid": os.getpgid(0), "supervisor": os.getppid(),
                           "grandchild": grandchild.pid})
-    store = FencedStore(args.store)
+    store = FencedStore(store_for(args.store, shard))
     started = time.monotonic()
     while True:
         now = time.monotonic()
@@ -68,7 +76,7 @@ def main():
             append(args.journal, {"event": "crash", "pid": pid, "code": args.crash_code})
             os._exit(args.crash_code)
         store.write(token, identity, f"{identity}/{pid}")
-        time.sleep(0.05)
+        time.sleep(args.write_interval)
 
 
 if __name__ == "__main__":

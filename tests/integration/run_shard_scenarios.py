@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Run mode with shards (`leasehold run --shards 8 -- CMD`, issue 15) with real processes: 3
+replicas of one shard group, each running one journaling command
+(leasehold_testing/run_mode_command.py) per owned shard; a 4th that joins, SIGTERM of a replica
+(drain, then its shards are taken), kill -9 of a replica (all its commands die), SIGSTOP of a
+replica for 2D (the watchdog kills its commands by R).
+
+    run_shard_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`)
+
+Every scenario checks that every owned shard has exactly one running command with that shard's
+environment (LEASEHOLD_SHARD, LEASEHOLD_SHARDS, LEASEHOLD_LEASE = ns/work-i, the shard's
+LEASEHOLD_FENCING_TOKEN, LEASEHOLD_IDENTITY), and ends with run mode's checks per shard
+(leasehold_testing.run_mode.command_failures: no two commands of one shard at once across
+replicas, each stopped by R after its shard's last renewal, nothing of a stopped group
+survives, no stale-token write) and shard mode's (ShardObserver: no shard claimed twice in
+/shards, tokens up every term). Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace 500ms,
+--drain-timeout 3s. Each scenario prints what it measured.
+"""
+import signal
+import time
+
+from leasehold_testing import D, P, R, Sidecar, check, log, run_scenarios, wait_for
+from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
+from leasehold_testing.shard_sampler import ShardObserver, shards_of, wait_balanced
+
+N = 8
+RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
+DRAIN_TIMEOUT = 3.0
+# The Monitor polls every 20 ms on a machine shared with builds (and 24 commands here).
+TOLERANCE = 0.3
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+class ShardRunReplica(Sidecar):
+    """`leasehold run --shards 8 [the Sidecar's flags] [run flags] -- run_mode_command.py`."""
+
+    def __init__(self, env, name, command):
+        super().__init__(env, name, extra_args=["--shards", str(N)], lease="work")
+        self.args = run_args(self.args, RUN_FLAGS, command)
+
+
+class ShardRunGroup:
+    """The replicas, the journal, one fenced store per shard, the Monitor, the ShardObserver."""
+
+    def __init__(self, env, m=3):
+        self.env = env
+        self.journal = env.dir / "journal.jsonl"
+        self.store_path = env.dir / "fenced.db"
+        self.command = journal_command(self.journal, self.store_path, "--write-interval", "0.2")
+        self.replicas = []
+        self.monitor = Monitor(self.replicas, self.journal)
+        for i in range(m):
+            self.add(f"replica-{i}")
+        self.observer = ShardObserver(self.replicas)
+
+    def add(self, name):
+        r = ShardRunReplica(self.env, name, self.command)
+        self.env.sidecars.append(r)
+        self.replicas.append(r)
+        return r
+
+    def __enter__(self):
+        self.monitor.start()
+        self.observer.__enter__()
+        t0 = time.monotonic()
+        for r in self.replicas:
+            r.start(wait=False)
+        self.owners = wait_balanced(self.replicas, N, timeout=15)
+        self.wait_commands()
+        log(f"{len(self.replicas)} replicas x {N} shards balanced, one command per owned shard, "
+            f"{time.monotonic() - t0:.2f}s after start")
+        return self
+
+    def __exit__(self, *exc):
+        self.observer.__exit__(*exc)
+        if self.monitor.is_alive():
+            self.monitor.finish()
+
+    def live(self):
+        return [r for r in self.replicas if r.alive()]
+
+    def command_problem(self, replicas):
+        """None when every shard owned by `replicas` (their /shards) has exactly one running
+        command, started by that replica with that shard's environment and token, and no other
+        command runs; else what is wrong."""
+        owned = {}
+        for r in replicas:
+            st = shards_of(r)
+            if st is None:
+                return f"no /shards from {r.name}"
+            for o in st["owned"]:
+                owned[o["shard"]] = (r, o["fencingToken"])
+        running = [i for i in self.monitor.running()]
+        if any(i.record is None for i in running):
+            return "a command without its journal record yet"
+        per_shard = {}
+        for i in running:
+            per_shard.setdefault(i.shard, []).append(i)
+        for shard in range(N):
+            have = per_shard.get(shard, [])
+            if shard not in owned:
+                if have:
+                    return f"shard {shard} not owned but runs {have}"
+                continue
+            r, token = owned[shard]
+            if len(have) != 1:
+                return f"shard {shard} (owned by {r.name}) runs {have}"
+            rec = have[0].record
+            want = {"shard": shard, "shards": N, "token": token, "identity": r.name,
+                    "lease": f"{self.env.namespace}/work-{shard}"}
+            got = {k: rec.get(k) for k in want}
+            if got != want or have[0].replica is not r:
+                return f"shard {shard}: command {have[0]} with {got}, expected {want}"
+        return None
+
+    def wait_commands(self, replicas=None, timeout=10):
+        replicas = replicas or self.live()
+        last = {}
+
+        def ok():
+            last["why"] = self.command_problem(replicas)
+            return last["why"] is None
+        try:
+            wait_for("one command per owned shard", ok, timeout)
+        except Exception:
+            check(False, f"commands not as owned after {timeout}s: {last.get('why')}")
+
+    def end(self, expect_zero):
+        """SIGTERM to every live replica; those in `expect_zero` must exit 0; then the checks."""
+        for r in self.replicas:
+            if r.alive():
+                r.signal(signal.SIGCONT)
+                r.signal(signal.SIGTERM)
+        codes = {r.name: r.reap(DRAIN_TIMEOUT + 10) for r in self.replicas if r.proc}
+        log("exit codes:", codes)
+        for name in expect_zero:
+            check(codes.get(name) == 0, f"{name} exited {codes.get(name)}, expected 0")
+        time.sleep(0.1)
+        self.observer.__exit__(None, None, None)
+        self.monitor.finish()
+        failures = command_failures(self.monitor.all(), self.store_path, TOLERANCE)
+        check(not failures, "; ".join(failures))
+        terms = self.observer.check_safety()
+        log(f"/shards: {len(self.observer.samples)} samples, {terms} terms, no shard claimed "
+            "twice, tokens up every term")
+        shards_run = sorted({i.shard for i in self.monitor.all() if i.shard is not None})
+        check(shards_run == list(range(N)), f"every shard ran a command: {shards_run}")
+
+
+def instances_of(group, replica, shards=None):
+    return [i for i in group.monitor.of(replica) if shards is None or i.shard in shards]
+
+
+def owned_by(owners, name):
+    return sorted(i for i, o in owners.items() if o == name)
+
+
+@scenario
+def basic(env):
+    """3 replicas x 8 shards: each owned shard runs exactly one command with its shard's
+    environment; nothing else runs; it stays so."""
+    with ShardRunGroup(env) as g:
+        time.sleep(2)
+        g.wait_commands(timeout=1)
+        check(len(g.monitor.all()) == N, f"one command per shard, none restarted: "
+              f"{g.monitor.all()}")
+        g.end([r.name for r in g.replicas])
+
+
+@scenario
+def join(env):
+    """A 4th replica joins: the shards it takes have their commands stopped (SIGTERM) before the
+    newcomer starts its own; only those move."""
+    with ShardRunGroup(env) as g:
+        before = dict(g.owners)
+        old = {i.shard: i for i in g.monitor.running()}
+        newcomer = g.add("replica-3")
+        g.observer.add(newcomer)
+        t0 = time.time()
+        newcomer.start(wait=False)
+        after = wait_balanced(g.replicas, N, timeout=15)
+        g.wait_commands(timeout=10)
+        moved = sorted(i for i in range(N) if before[i] != after[i])
+        check(moved and all(after[i] == newcomer.name for i in moved),
+              f"the moved shards went to the newcomer: {moved}")
+        for shard in moved:
+            new = [i for i in instances_of(g, newcomer, {shard})][0]
+            o = old[shard]
+            # As command_failures: the newcomer's fork time (10 ms ticks, rounded down) after
+            # the last moment the old group was seen running.
+            check(o.stop is not None and o.last_alive <= new.start + 0.01,
+                  f"shard {shard}: {o} stopped before {new} started")
+            log(f"shard {shard}: old command SIGTERM {o.term_at - t0:.3f}s after the join, gone "
+                f"{o.stop - t0:.3f}s, the newcomer's started {new.start - t0:.3f}s "
+                f"(gap {new.start - o.stop:.3f}s)")
+        unmoved = [s for s in range(N) if s not in moved]
+        check(all(old[s].stop is None for s in unmoved), "the other shards' commands run on")
+        g.end([r.name for r in g.replicas])
+
+
+@scenario
+def sigterm(env):
+    """SIGTERM of a replica: its commands get SIGTERM while it still renews, exit, then its
+    shards are released and the others start their commands; it exits 0."""
+    with ShardRunGroup(env) as g:
+        leaving = g.replicas[1]
+        its = owned_by(g.owners, leaving.name)
+        mine = instances_of(g, leaving)
+        t0 = time.time()
+        leaving.signal(signal.SIGTERM)
+        code = leaving.reap(DRAIN_TIMEOUT + 10)
+        t_exit = time.time()
+        check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
+        rest = [r for r in g.replicas if r is not leaving]
+        after = wait_balanced(rest, N, timeout=10)
+        g.wait_commands(rest, timeout=10)
+        check(sorted(i for i in range(N) if after[i] != g.owners[i]) == its,
+              f"only its shards {its} moved")
+        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), 2)
+        for inst in mine:
+            check(inst.term_at is not None, f"{inst} got SIGTERM (drained)")
+        drains = [i.stop - t0 for i in mine]
+        news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
+        log(f"SIGTERM: its {len(mine)} commands gone {min(drains):.3f}-{max(drains):.3f}s after "
+            f"the signal, it exited {t_exit - t0:.3f}s, the new owners' commands started "
+            f"{min(news):.3f}-{max(news):.3f}s")
+        for old in mine:
+            new = [i for r in rest for i in instances_of(g, r, {old.shard})][0]
+            check(old.last_alive <= new.start + 0.01,
+                  f"shard {old.shard}: {new} started before {old} was gone")
+        g.end([r.name for r in rest])
+
+
+@scenario
+def kill9(env):
+    """kill -9 of a replica: all its commands die at once (PR_SET_PDEATHSIG and the watchdog);
+    the others take its shards once their Leases expire and start their commands."""
+    with ShardRunGroup(env) as g:
+        victim = g.replicas[2]
+        its = owned_by(g.owners, victim.name)
+        mine = instances_of(g, victim)
+        t0 = time.time()
+        victim.kill()
+        wait_for("its commands gone", lambda: all(i.stop for i in mine), 3)
+        gone = max(i.stop for i in mine) - t0
+        rest = [r for r in g.replicas if r is not victim]
+        wait_balanced(rest, N, timeout=4 * D)
+        g.wait_commands(rest, timeout=10)
+        news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
+        log(f"kill -9: its {len(mine)} commands gone {gone:.3f}s after, the new owners' "
+            f"started {min(news):.3f}-{max(news):.3f}s (D = {D}s)")
+        check(gone < 1.0, f"its commands died at once: {gone:.3f}s")
+        check(min(news) >= D - P - 0.1, f"taken over only after the Leases expired: {news}")
+        g.end([r.name for r in rest])
+
+
+@scenario
+def sigstop(env):
+    """SIGSTOP of a replica for 2D: the watchdog kills its commands by R after their last
+    renewal (the supervisor cannot); the others take its shards after D; resumed, it claims
+    none of them at once, rejoins, and the group ends balanced with one command per shard."""
+    with ShardRunGroup(env) as g:
+        frozen = g.replicas[0]
+        its = owned_by(g.owners, frozen.name)
+        mine = instances_of(g, frozen)
+        t0 = time.time()
+        frozen.signal(signal.SIGSTOP)
+        wait_for("its commands killed by the watchdog", lambda: all(i.stop for i in mine), R + 2)
+        gone = [i.stop - t0 for i in mine]
+        check(max(gone) <= R + TOLERANCE, f"its commands gone by R after the stop: {gone}")
+        rest = [r for r in g.replicas if r is not frozen]
+        wait_balanced(rest, N, timeout=4 * D)
+        g.wait_commands(rest, timeout=10)
+        news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
+        log(f"SIGSTOP: its {len(mine)} commands killed {min(gone):.3f}-{max(gone):.3f}s after "
+            f"(R = {R}s), the others' started {min(news):.3f}-{max(news):.3f}s")
+        time.sleep(max(0.0, 2 * D - (time.time() - t0)))
+        frozen.signal(signal.SIGCONT)
+        wait_balanced(g.replicas, N, timeout=15)
+        g.wait_commands(timeout=10)
+        g.end([r.name for r in g.replicas])
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_scenarios(SCENARIOS))
