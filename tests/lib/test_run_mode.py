@@ -29,13 +29,15 @@ class Supervisor:
         self.name, self.writes = name, writes
 
     def log_lines(self):
-        return [{"msg": "became leader" if i == 0 else "renewed", "token": token, "ts": iso(t)}
-                for i, (token, t) in enumerate(self.writes)]
+        # (token, t) or, in shard mode, (token, t, shard): the shard's logger adds "shard".
+        return [{"msg": "became leader" if i == 0 else "renewed", "token": w[0], "ts": iso(w[1]),
+                 **({"shard": str(w[2])} if len(w) > 2 else {})}
+                for i, w in enumerate(self.writes)]
 
 
-def instance(sup, pid, token, start, stop, last_alive=None):
+def instance(sup, pid, token, start, stop, last_alive=None, shard=None):
     i = Instance(sup, pid, BASE + start)
-    i.token, i.stop = token, BASE + stop
+    i.token, i.stop, i.shard = token, BASE + stop, shard
     i.last_alive = BASE + (last_alive if last_alive is not None else stop - 0.005)
     return i
 
@@ -61,6 +63,25 @@ class CommandChecks(unittest.TestCase):
         b = Supervisor("b", [(2, 3.0)])
         self.assertEqual(self.failures([instance(a, PID_A, 1, 0.01, 0.9),
                                         instance(b, PID_B, 2, 3.01, 4.0)]), [])
+
+    def test_commands_of_different_shards_may_run_at_once(self):
+        a = Supervisor("a", [(1, 0.0, 0), (1, 0.6, 0)])
+        b = Supervisor("b", [(1, 0.0, 1), (1, 0.6, 1)])
+        self.assertEqual(self.failures([instance(a, PID_A, 1, 0.01, 0.9, shard=0),
+                                        instance(b, PID_B, 1, 0.02, 0.9, shard=1)]), [])
+
+    def test_two_commands_of_one_shard_at_once_are_flagged(self):
+        a = Supervisor("a", [(1, 0.0, 3), (1, 1.0, 3)])
+        b = Supervisor("b", [(2, 1.5, 3)])
+        found = self.failures([instance(a, PID_A, 1, 0.01, 2.0, shard=3),
+                               instance(b, PID_B, 2, 1.51, 3.0, shard=3)])
+        self.assertTrue(any("ran at the same time" in f for f in found), found)
+
+    def test_a_shard_is_judged_by_its_own_renewals(self):
+        # Shard 1's renewals go on; shard 0's ended at 0.3: its command outlived its claim.
+        a = Supervisor("a", [(1, 0.0, 0), (1, 0.3, 0), (1, 0.0, 1), (1, 3.0, 1)])
+        found = self.failures([instance(a, PID_A, 1, 0.01, 3.0, shard=0)])
+        self.assertTrue(any("after its claim ended" in f for f in found), found)
 
     def test_two_commands_at_once_are_flagged(self):
         a = Supervisor("a", [(1, 0.0), (1, 1.0)])
