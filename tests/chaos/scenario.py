@@ -646,8 +646,10 @@ class Scenario:
         hterms = history_terms(records, rates)
         releases = {(t.identity, t.token): t.released_at for t in hterms if t.released_at}
         # Shard mode: a running member releases a shard that moves, after it stopped claiming.
+        # Run mode: a supervisor releases once its command has exited (--restart never), and
+        # the command is the one its claim was for.
         sterms = sampled_terms(self.incarnations, releases, every_release_retracts=bool(
-            self.shards))
+            self.shards) or self.monitor is not None)
         fs, self.gap_sampled, self.overlap_sampled = check_terms(sterms, "samples")
         f += fs
         if self.history.gap:
