@@ -1,7 +1,9 @@
 // app::ShardMode on FakeApiClient and FakeClock, two shards: a cold start waits P then creates
 // both shard Leases (labelled with the group) and sends no GET; a second member's membership
 // Lease in the watch makes it drop one shard at once (gone from /shards) and release it, after
-// --shard-drain when one is set. Every request is scripted: any other fails the test.
+// --shard-drain when one is set; in run mode (leasehold run --shards) the dropped shard's
+// command is stopped first and the release waits for it. Every request is scripted: any other
+// fails the test.
 #include "app/ShardMode.h"
 
 #include <gmock/gmock.h>
@@ -49,12 +51,16 @@ std::string event(const char* type, const json& object) {
 
 class ShardModeTest : public ::testing::Test {
  protected:
-  void make(time::Duration drain) {
+  void make(time::Duration drain, bool runMode = false) {
     app::ShardModeConfig c;
     c.identity = "me";
     c.group = {"ns", "work"};
     c.shards = 2;
     c.drain = drain;
+    if (runMode) {
+      for (int i = 0; i < 2; i++)
+        c.commands.push_back(commandPort(i));
+    }
     mode = std::make_unique<app::ShardMode>(clock, c, api, metrics, logger, [] { return 0.5; });
   }
   ~ShardModeTest() override { mode.reset(); }  // before the fake checks what is unmet
@@ -106,6 +112,26 @@ class ShardModeTest : public ::testing::Test {
     return target[0] == "me" ? 0 : 1;
   }
 
+  // Run mode's per-shard command port: every call recorded ("leading 0 token=0", "lost 1",
+  // "stop-for-release 1"); the readiness callbacks are kept for the test to run.
+  app::CommandPort commandPort(int i) {
+    const std::string n = std::to_string(i);
+    return {[this, n](std::int64_t token, time::MonoTime) {
+              commandCalls.push_back("leading " + n + " token=" + std::to_string(token));
+            },
+            [this, n] { commandCalls.push_back("lost " + n); },
+            [this, n, i](std::function<void()> ready) {
+              commandCalls.push_back("stop-for-release " + n);
+              releaseReady[i] = std::move(ready);
+            },
+            [this, n](std::function<void()> ready) {
+              commandCalls.push_back("stop-for-shutdown " + n);
+              ready();
+            }};
+  }
+
+  std::vector<std::string> commandCalls;
+  std::function<void()> releaseReady[2];
   time::FakeClock clock;
   FakeApiClient api{clock};
   publish::Metrics metrics;
@@ -148,6 +174,35 @@ TEST_F(ShardModeTest, WithADrainTheShardLeavesAtOnceButIsReleasedOnlyAfterIt) {
   api.expect("GET", path).respond(200, stored(release, "21").dump());
   release->reply(200, stored(release, "21").dump());
   clock.runDue();
+}
+
+TEST_F(ShardModeTest, RunModeStopsTheMovedShardsCommandBeforeReleasingIt) {
+  make(0s, true);
+  auto watch = startAloneAndOwnBoth();
+  EXPECT_EQ(commandCalls, (std::vector<std::string>{"leading 0 token=0", "leading 1 token=0"}));
+  commandCalls.clear();
+  const int give = 1 - kept();
+  const std::string path = std::string(kCollection) + "/work-" + std::to_string(give);
+  watch->send(event("ADDED", lease(shard::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
+  clock.runDue();
+  EXPECT_EQ(commandCalls, std::vector<std::string>{"stop-for-release " + std::to_string(give)});
+  EXPECT_EQ(owned(), std::vector<int>{kept()}) << "dropped at once, while its command stops";
+  const auto asked = api.requests().size();
+  clock.runDue();
+  EXPECT_EQ(api.requests().size(), asked) << "released before the command was gone";
+  EXPECT_EQ(owned(), std::vector<int>{kept()}) << "claimed again while its command stops";
+  // The command's group is gone: now the release, then the Elector's one GET.
+  auto release = api.expect("PUT", path).body(HasSubstr("\"holderIdentity\":\"\"")).hold();
+  ASSERT_TRUE(releaseReady[give]);
+  releaseReady[give]();
+  clock.runDue();
+  ASSERT_TRUE(release->made());
+  api.expect("GET", path).respond(200, stored(release, "21").dump());
+  release->reply(200, stored(release, "21").dump());
+  clock.runDue();
+  EXPECT_EQ(owned(), std::vector<int>{kept()});
+  EXPECT_EQ(commandCalls, (std::vector<std::string>{"stop-for-release " + std::to_string(give),
+                                                    "lost " + std::to_string(give)}));
 }
 
 TEST_F(ShardModeTest, MetricsCountWhatIsOwned) {
