@@ -7,6 +7,9 @@ replica for 2D (the watchdog kills its commands by R).
 
     run_shard_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`)
 
+With --real each replica has its own ServiceAccount bound to the Role the chart renders with
+shards: 8 (a 403 fails the scenario).
+
 Every scenario checks that every owned shard has exactly one running command with that shard's
 environment (LEASEHOLD_SHARD, LEASEHOLD_SHARDS, LEASEHOLD_LEASE = ns/work-i, the shard's
 LEASEHOLD_FENCING_TOKEN, LEASEHOLD_IDENTITY), and ends with run mode's checks per shard
@@ -19,7 +22,8 @@ survives, no stale-token write) and shard mode's (ShardObserver: no shard claime
 import signal
 import time
 
-from leasehold_testing import D, P, R, Sidecar, check, log, run_scenarios, wait_for
+from leasehold_testing import (D, P, R, Sidecar, check, log, real_options, run_scenarios,
+                               wait_for)
 from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
 from leasehold_testing.shard_sampler import ShardObserver, shards_of, wait_balanced
 
@@ -161,6 +165,7 @@ def owned_by(owners, name):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def basic(env):
     """3 replicas x 8 shards: each owned shard runs exactly one command with its shard's
     environment; nothing else runs; it stays so."""
@@ -173,6 +178,7 @@ def basic(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def join(env):
     """A 4th replica joins: the shards it takes have their commands stopped (SIGTERM) before the
     newcomer starts its own; only those move."""
@@ -204,6 +210,7 @@ def join(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def sigterm(env):
     """SIGTERM of a replica: its commands get SIGTERM while it still renews, exit, then its
     shards are released and the others start their commands; it exits 0."""
@@ -237,6 +244,7 @@ def sigterm(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def kill9(env):
     """kill -9 of a replica: all its commands die at once (PR_SET_PDEATHSIG and the watchdog);
     the others take its shards once their Leases expire and start their commands."""
@@ -260,6 +268,7 @@ def kill9(env):
 
 
 @scenario
+@real_options(chart_values={"shards": N})
 def sigstop(env):
     """SIGSTOP of a replica for 2D: the watchdog kills its commands by R after their last
     renewal (the supervisor cannot); the others take its shards after D; resumed, it claims
