@@ -3,7 +3,8 @@
 replicas of one shard group, each running one journaling command
 (leasehold_testing/run_mode_command.py) per owned shard; a 4th that joins, SIGTERM of a replica
 (drain, then its shards are taken), kill -9 of a replica (all its commands die), SIGSTOP of a
-replica for 2D (the watchdog kills its commands by R).
+replica for 2D (the watchdog kills its commands by R), commands that crash (--restart on-failure:
+restarted in the same term; --restart never: the replica exits with the command's status).
 
     run_shard_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`)
 
@@ -43,19 +44,21 @@ def scenario(fn):
 class ShardRunReplica(Sidecar):
     """`leasehold run --shards 8 [the Sidecar's flags] [run flags] -- run_mode_command.py`."""
 
-    def __init__(self, env, name, command):
+    def __init__(self, env, name, command, run_flags=()):
         super().__init__(env, name, extra_args=["--shards", str(N)], lease="work")
-        self.args = run_args(self.args, RUN_FLAGS, command)
+        self.args = run_args(self.args, [*RUN_FLAGS, *run_flags], command)
 
 
 class ShardRunGroup:
     """The replicas, the journal, one fenced store per shard, the Monitor, the ShardObserver."""
 
-    def __init__(self, env, m=3):
+    def __init__(self, env, m=3, run_flags=(), command_flags=()):
         self.env = env
+        self.run_flags = run_flags
         self.journal = env.dir / "journal.jsonl"
         self.store_path = env.dir / "fenced.db"
-        self.command = journal_command(self.journal, self.store_path, "--write-interval", "0.2")
+        self.command = journal_command(self.journal, self.store_path, "--write-interval", "0.2",
+                                       *command_flags)
         self.replicas = []
         self.monitor = Monitor(self.replicas, self.journal)
         for i in range(m):
@@ -63,7 +66,7 @@ class ShardRunGroup:
         self.observer = ShardObserver(self.replicas)
 
     def add(self, name):
-        r = ShardRunReplica(self.env, name, self.command)
+        r = ShardRunReplica(self.env, name, self.command, self.run_flags)
         self.env.sidecars.append(r)
         self.replicas.append(r)
         return r
@@ -293,6 +296,38 @@ def sigstop(env):
         wait_balanced(g.replicas, N, timeout=15)
         g.wait_commands(timeout=10)
         g.end([r.name for r in g.replicas])
+
+
+@scenario
+@real_options(chart_values={"shards": N})
+def crash_restart(env):
+    """--restart on-failure: a shard's command that crashes is started again in the same term
+    (same token, after the 1 s backoff) by the same replica; the group stays as it was."""
+    with ShardRunGroup(env, run_flags=["--restart", "on-failure"],
+                       command_flags=["--crash-after", "1"]) as g:
+        owners = dict(g.owners)
+
+        def restarted():
+            return all(len([i for i in g.monitor.all() if i.shard == s]) >= 2 for s in range(N))
+        wait_for("every shard's command restarted", restarted, 10)
+        for s in range(N):
+            runs = [i for i in g.monitor.all() if i.shard == s]
+            check(all(i.replica.name == owners[s] and i.token == runs[0].token for i in runs),
+                  f"shard {s}: restarted by its owner in the same term: {runs}")
+            check(runs[1].start - runs[0].stop >= 0.9, f"shard {s}: after the backoff: {runs}")
+        g.end([])
+
+
+@scenario
+@real_options(chart_values={"shards": N})
+def crash_exits(env):
+    """--restart never: the first command that ends on its own ends its replica, with that
+    command's status (7), after draining its other commands and releasing every shard."""
+    with ShardRunGroup(env, command_flags=["--crash-after", "1.5"]) as g:
+        codes = {r.name: r.reap(DRAIN_TIMEOUT + 10) for r in g.replicas}
+        log("exit codes:", codes)
+        check(all(c == 7 for c in codes.values()), f"every replica exits 7: {codes}")
+        g.end([])
 
 
 if __name__ == "__main__":

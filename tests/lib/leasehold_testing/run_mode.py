@@ -107,6 +107,19 @@ def is_command(pid):
             and argv[1].endswith("run_mode_command.py"))
 
 
+def shard_of(pid):
+    """LEASEHOLD_SHARD in the environment `pid` was executed with, None if none (or gone): a
+    command killed before it wrote its journal record still names its shard."""
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for item in env:
+        if item.startswith(b"LEASEHOLD_SHARD="):
+            return int(item.split(b"=", 1)[1])
+    return None
+
+
 SIGKILL_BIT = 1 << (9 - 1)
 
 
@@ -216,6 +229,7 @@ class Monitor(threading.Thread):
                 if (ppid in supervisors and pid == pgrp and pid not in self.instances
                         and is_command(pid)):
                     self.instances[pid] = Instance(supervisors[ppid], pid, start)
+                    self.instances[pid].shard = shard_of(pid)
                 if state != "Z" and pgrp in self.instances:
                     self.instances[pgrp].members.add(pid)
             self.read_journal(procs, supervisors)
