@@ -4,16 +4,17 @@
 // Lease): resumed from the last resourceVersion when the server ends it, re-listed on 410,
 // unhealthy (the electors poll) only while it is denied or keeps failing. One watch serves the
 // membership Leases and all N shard Leases, so followers of a shard send no requests at all.
+// The machinery is ListWatchLoop's (shared with LeaseWatch); this class selects the group and
+// hands its Leases on by name.
 #include <chrono>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kube/ApiTransport.h"
 #include "kube/LeaseCodec.h"
-#include "net/LineSplitter.h"
+#include "kube/ListWatchLoop.h"
 #include "time/Clock.h"
 
 namespace leasehold::kube {
@@ -50,32 +51,8 @@ class LeaseGroupWatch {
   void stop();
 
  private:
-  std::string collectionPath() const;
-  std::string selector() const;
-  void list();
-  void watchFrom(const std::string& resourceVersion);
-  void onLine(std::string_view line);
-  void retryLater(const std::string& why, bool relist);
-  void failed(const std::string& why, bool relist);
-  void setHealthy(bool healthy, const std::string& why);
-
-  ApiTransport& api_;
-  time::Clock& clock_;
   LeaseGroupObserver& observer_;
-  LeaseGroupWatchOptions options_;
-  std::function<double()> random01_;
-  std::unique_ptr<time::Timer> retryTimer_;
-  std::shared_ptr<ApiStream> stream_;
-  net::LineSplitter splitter_;
-  std::string resourceVersion_;
-  bool relistNext_ = true;
-  bool healthy_ = false;
-  bool reportedOnce_ = false;
-  bool justListed_ = false;  // no event since the last list: a 410 now is a failure
-  bool stopped_ = false;
-  int failures_ = 0;  // consecutive failed watches
-  std::chrono::milliseconds backoff_{500};
-  std::shared_ptr<char> alive_ = std::make_shared<char>();
+  ListWatchLoop loop_;  // last: it goes first, while the observer is still there
 };
 
 }  // namespace leasehold::kube

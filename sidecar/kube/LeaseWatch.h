@@ -7,15 +7,14 @@
 // A watch that breaks once (a dropped connection, an API server restart) is resumed at once from
 // its resourceVersion without declaring it unhealthy: that loses no event and costs no poll. Only
 // when the resumed watch fails too does the observer poll, with backoff between attempts. The
-// elector's expiry timer covers a watch that is silently dead.
-#include <chrono>
+// elector's expiry timer covers a watch that is silently dead. The machinery is ListWatchLoop's
+// (shared with LeaseGroupWatch); this class names the Lease and decodes it.
 #include <functional>
-#include <memory>
 #include <string>
 
 #include "election/LeaseStore.h"
 #include "kube/ApiTransport.h"
-#include "net/LineSplitter.h"
+#include "kube/ListWatchLoop.h"
 #include "time/Clock.h"
 
 namespace leasehold::kube {
@@ -34,38 +33,14 @@ class LeaseWatch {
 
   void start();
   // Why the watch last failed, for logs ("" if it never did).
-  const std::string& lastError() const { return lastError_; }
+  const std::string& lastError() const { return loop_.lastError(); }
 
  private:
-  void list();
-  void watchFrom(const std::string& resourceVersion);
-  void onLine(std::string_view line);
-  void retryLater(const std::string& why, bool relist);
-  void setHealthy(bool healthy, const std::string& why);
-  void failed(const std::string& why, bool relist);
+  bool onList(const std::string& body, std::string& resourceVersion, std::string& error);
 
-  ApiTransport& api_;
-  time::Clock& clock_;
   const LeaseClient& lease_;
   election::LeaseObserver& observer_;
-  int timeoutSeconds_;
-  std::chrono::milliseconds deadline_;
-  std::function<double()> random01_;
-  std::function<void(const std::string&)> onProblem_;
-  std::unique_ptr<time::Timer> retryTimer_;
-  std::shared_ptr<ApiStream> stream_;
-  net::LineSplitter splitter_;
-  std::string resourceVersion_;
-  std::string lastError_;
-  bool relistNext_ = true;
-  bool healthy_ = false;
-  bool reportedOnce_ = false;
-  int failures_ = 0;
-  bool justListed_ =
-      false;  // no event since the last list: a 410 now is a failure, not age  // consecutive
-              // failed watches; reset by a delivered event or a clean end
-  std::chrono::milliseconds backoff_{500};
-  std::shared_ptr<char> alive_ = std::make_shared<char>();
+  ListWatchLoop loop_;  // last: it goes first, while what its callbacks use is still there
 };
 
 }  // namespace leasehold::kube
