@@ -25,15 +25,7 @@ std::string holderText(const election::LeaseRecord& l) {
 
 }  // namespace
 
-HandoverCommand::HandoverCommand(kube::ApiTransport& api, time::Clock& clock,
-                                 const PluginOptions& options, std::string ns, std::string server,
-                                 Console console)
-    : api_(api),
-      clock_(clock),
-      options_(options),
-      ns_(std::move(ns)),
-      server_(std::move(server)),
-      console_(std::move(console)) {}
+HandoverCommand::HandoverCommand(CommandContext context) : ctx_(std::move(context)) {}
 
 std::string HandoverCommand::patchBody(const std::string& to) {
   nlohmann::json patch;
@@ -46,7 +38,7 @@ bool HandoverCommand::heldBy(const election::LeaseRecord& lease, const std::stri
 }
 
 std::string HandoverCommand::leaseName() const {
-  return "lease " + ns_ + "/" + options_.name;
+  return "lease " + ctx_.ns + "/" + ctx_.options.name;
 }
 
 void HandoverCommand::finish(int code) {
@@ -60,75 +52,78 @@ void HandoverCommand::finish(int code) {
 void HandoverCommand::run(Done done) {
   done_ = std::move(done);
   const std::string path =
-      "/apis/coordination.k8s.io/v1/namespaces/" + ns_ + "/leases/" + options_.name;
+      "/apis/coordination.k8s.io/v1/namespaces/" + ctx_.ns + "/leases/" + ctx_.options.name;
   // Read first: an unknown Lease must not be created by the patch (it is not: PATCH of a
   // missing object is a 404), and a request for the current holder needs no handover.
-  api_.call({"get", "GET", path, "", "application/json", options_.requestTimeout},
-            [this](kube::ApiResponse r) {
-              if (!r.ok()) {
-                console_.err(FailureMessage::describe(r, {"get", ns_, options_.name}, server_));
-                return finish(1);
-              }
-              election::LeaseRecord lease;
-              std::string error;
-              if (!kube::decodeLease(r.body, lease, error)) {
-                console_.err(leaseName() + ": " + error);
-                return finish(1);
-              }
-              if (heldBy(lease, options_.to)) {
-                console_.out(leaseName() + " is already held by " + holderText(lease) + " (token " +
-                             std::to_string(lease.leaseTransitions) + "): nothing to do\n");
-                return finish(0);
-              }
-              last_ = lease;
-              patch();
-            });
+  ctx_.api.call({"get", "GET", path, "", "application/json", ctx_.options.requestTimeout},
+                [this](kube::ApiResponse r) {
+                  if (!r.ok()) {
+                    ctx_.console.err(FailureMessage::describe(
+                        r, {"get", ctx_.ns, ctx_.options.name}, ctx_.server));
+                    return finish(1);
+                  }
+                  election::LeaseRecord lease;
+                  std::string error;
+                  if (!kube::decodeLease(r.body, lease, error)) {
+                    ctx_.console.err(leaseName() + ": " + error);
+                    return finish(1);
+                  }
+                  if (heldBy(lease, ctx_.options.to)) {
+                    ctx_.console.out(leaseName() + " is already held by " + holderText(lease) +
+                                     " (token " + std::to_string(lease.leaseTransitions) +
+                                     "): nothing to do\n");
+                    return finish(0);
+                  }
+                  last_ = lease;
+                  patch();
+                });
 }
 
 void HandoverCommand::patch() {
   const std::string path =
-      "/apis/coordination.k8s.io/v1/namespaces/" + ns_ + "/leases/" + options_.name;
-  requestedAt_ = clock_.now();
-  if (options_.wait) {
-    timeout_ = clock_.makeTimer([this] {
+      "/apis/coordination.k8s.io/v1/namespaces/" + ctx_.ns + "/leases/" + ctx_.options.name;
+  requestedAt_ = ctx_.clock.now();
+  if (ctx_.options.wait) {
+    timeout_ = ctx_.clock.makeTimer([this] {
       const std::string holder = last_ ? holderText(*last_) : "unknown";
       const bool pending = last_ && !last_->preferredHolder.empty();
-      console_.err("timed out after " + seconds(*options_.timeout) + " waiting for \"" +
-                   options_.to + "\" to hold " + leaseName() + " (holder now: " + holder +
-                   (pending ? "; the request is still on the Lease: does a replica with that "
-                              "identity or pod name run?"
-                            : "") +
-                   ")");
+      ctx_.console.err("timed out after " + seconds(*ctx_.options.timeout) + " waiting for \"" +
+                       ctx_.options.to + "\" to hold " + leaseName() + " (holder now: " + holder +
+                       (pending ? "; the request is still on the Lease: does a replica with that "
+                                  "identity or pod name run?"
+                                : "") +
+                       ")");
       finish(1);
     });
-    timeout_->armAt(requestedAt_ + *options_.timeout);
+    timeout_->armAt(requestedAt_ + *ctx_.options.timeout);
   }
-  api_.call({"patch", "PATCH", path, patchBody(options_.to), "application/merge-patch+json",
-             options_.requestTimeout},
-            [this](kube::ApiResponse r) {
-              if (finished_) return;
-              if (!r.ok()) {
-                console_.err(FailureMessage::describe(r, {"patch", ns_, options_.name}, server_));
-                return finish(1);
-              }
-              election::LeaseRecord lease;
-              std::string error;
-              if (!kube::decodeLease(r.body, lease, error)) {
-                console_.err(leaseName() + ": the patch's answer: " + error);
-                return finish(1);
-              }
-              console_.out("handover requested: " + leaseName() + " from " + holderText(*last_) +
-                           " to " + options_.to + "\n");
-              last_ = lease;
-              if (!options_.wait) return finish(0);
-              if (heldBy(lease, options_.to)) {
-                console_.out(leaseName() + " held by " + holderText(lease) + " (token " +
-                             std::to_string(lease.leaseTransitions) + ") after " +
-                             seconds(clock_.now() - requestedAt_) + "\n");
-                return finish(0);
-              }
-              waitFrom(lease.resourceVersion.value);
-            });
+  ctx_.api.call({"patch", "PATCH", path, patchBody(ctx_.options.to), "application/merge-patch+json",
+                 ctx_.options.requestTimeout},
+                [this](kube::ApiResponse r) {
+                  if (finished_) return;
+                  if (!r.ok()) {
+                    ctx_.console.err(FailureMessage::describe(
+                        r, {"patch", ctx_.ns, ctx_.options.name}, ctx_.server));
+                    return finish(1);
+                  }
+                  election::LeaseRecord lease;
+                  std::string error;
+                  if (!kube::decodeLease(r.body, lease, error)) {
+                    ctx_.console.err(leaseName() + ": the patch's answer: " + error);
+                    return finish(1);
+                  }
+                  ctx_.console.out("handover requested: " + leaseName() + " from " +
+                                   holderText(*last_) + " to " + ctx_.options.to + "\n");
+                  last_ = lease;
+                  if (!ctx_.options.wait) return finish(0);
+                  if (heldBy(lease, ctx_.options.to)) {
+                    ctx_.console.out(leaseName() + " held by " + holderText(lease) + " (token " +
+                                     std::to_string(lease.leaseTransitions) + ") after " +
+                                     seconds(ctx_.clock.now() - requestedAt_) + "\n");
+                    return finish(0);
+                  }
+                  waitFrom(lease.resourceVersion.value);
+                });
 }
 
 void HandoverCommand::waitFrom(const std::string& resourceVersion) {
@@ -136,22 +131,21 @@ void HandoverCommand::waitFrom(const std::string& resourceVersion) {
   cb.onLease = [this](const election::LeaseRecord& lease) {
     if (finished_) return;
     last_ = lease;
-    if (!heldBy(lease, options_.to)) return;
-    console_.out(leaseName() + " held by " + holderText(lease) + " (token " +
-                 std::to_string(lease.leaseTransitions) + ") after " +
-                 seconds(clock_.now() - requestedAt_) + "\n");
+    if (!heldBy(lease, ctx_.options.to)) return;
+    ctx_.console.out(leaseName() + " held by " + holderText(lease) + " (token " +
+                     std::to_string(lease.leaseTransitions) + ") after " +
+                     seconds(ctx_.clock.now() - requestedAt_) + "\n");
     finish(0);
   };
   cb.onDeleted = [this] {
-    console_.err(leaseName() + " was deleted while waiting for the handover");
+    ctx_.console.err(leaseName() + " was deleted while waiting for the handover");
     finish(1);
   };
   cb.onFailure = [this](const std::string& line) {
-    console_.err(line);
+    ctx_.console.err(line);
     finish(1);
   };
-  follower_ = std::make_unique<LeaseFollower>(api_, clock_, server_, ns_, options_.name,
-                                              options_.requestTimeout, std::move(cb));
+  follower_ = ctx_.followLease(std::move(cb));
   follower_->startFrom(resourceVersion);
 }
 

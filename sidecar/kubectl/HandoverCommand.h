@@ -11,18 +11,15 @@
 #include <optional>
 #include <string>
 
-#include "kube/ApiTransport.h"
-#include "kubectl/Console.h"
+#include "kubectl/CommandContext.h"
 #include "kubectl/LeaseFollower.h"
-#include "kubectl/PluginArgs.h"
 #include "time/Clock.h"
 
 namespace leasehold::kubectl {
 
 class HandoverCommand {
  public:
-  HandoverCommand(kube::ApiTransport& api, time::Clock& clock, const PluginOptions& options,
-                  std::string ns, std::string server, Console console);
+  explicit HandoverCommand(CommandContext context);
   void run(Done done);
 
   // The merge patch body that names `to` as the preferred holder.
@@ -36,11 +33,7 @@ class HandoverCommand {
   void finish(int code);
   std::string leaseName() const;
 
-  kube::ApiTransport& api_;
-  time::Clock& clock_;
-  const PluginOptions& options_;
-  std::string ns_, server_;
-  Console console_;
+  CommandContext ctx_;
   Done done_;
   std::optional<election::LeaseRecord> last_;
   time::MonoTime requestedAt_{};

@@ -19,15 +19,7 @@ std::string orNone(const std::string& s) {
 
 }  // namespace
 
-WatchCommand::WatchCommand(kube::ApiTransport& api, time::Clock& clock,
-                           const PluginOptions& options, std::string ns, std::string server,
-                           Console console)
-    : api_(api),
-      clock_(clock),
-      options_(options),
-      ns_(std::move(ns)),
-      server_(std::move(server)),
-      console_(std::move(console)) {}
+WatchCommand::WatchCommand(CommandContext context) : ctx_(std::move(context)) {}
 
 std::string WatchCommand::header() {
   return columns("TIME", "HOLDER", "POD", "TOKEN");
@@ -43,19 +35,18 @@ std::string WatchCommand::line(time::WallTime at,
 
 void WatchCommand::run(Done done) {
   done_ = std::move(done);
-  if (options_.timeout) {
-    timeout_ = clock_.makeTimer([this] { finish(0); });
-    timeout_->armAt(clock_.now() + *options_.timeout);
+  if (ctx_.options.timeout) {
+    timeout_ = ctx_.clock.makeTimer([this] { finish(0); });
+    timeout_->armAt(ctx_.clock.now() + *ctx_.options.timeout);
   }
   LeaseFollower::Callbacks cb;
   cb.onLease = [this](const election::LeaseRecord& lease) { print(lease); };
   cb.onDeleted = [this] { print(std::nullopt); };
   cb.onFailure = [this](const std::string& line) {
-    console_.err(line);
+    ctx_.console.err(line);
     finish(1);
   };
-  follower_ = std::make_unique<LeaseFollower>(api_, clock_, server_, ns_, options_.name,
-                                              options_.requestTimeout, std::move(cb));
+  follower_ = ctx_.followLease(std::move(cb));
   follower_->start();
 }
 
@@ -64,11 +55,11 @@ void WatchCommand::print(const std::optional<election::LeaseRecord>& lease) {
   std::optional<std::tuple<std::string, std::string, std::int32_t>> now;
   if (lease) now.emplace(lease->holderIdentity, lease->holderPod, lease->leaseTransitions);
   if (!first_ && now == shown_) return;  // a renewal, or an edit of something else
-  if (first_) console_.out(header());
+  if (first_) ctx_.console.out(header());
   first_ = false;
   shown_ = now;
-  console_.out(line(clock_.wallNow(), lease));
-  if (options_.maxEvents && ++printed_ >= *options_.maxEvents) finish(0);
+  ctx_.console.out(line(ctx_.clock.wallNow(), lease));
+  if (ctx_.options.maxEvents && ++printed_ >= *ctx_.options.maxEvents) finish(0);
 }
 
 void WatchCommand::stop() {

@@ -8,18 +8,15 @@
 #include <optional>
 #include <string>
 
-#include "kube/ApiTransport.h"
-#include "kubectl/Console.h"
+#include "kubectl/CommandContext.h"
 #include "kubectl/LeaseFollower.h"
-#include "kubectl/PluginArgs.h"
 #include "time/Clock.h"
 
 namespace leasehold::kubectl {
 
 class WatchCommand {
  public:
-  WatchCommand(kube::ApiTransport& api, time::Clock& clock, const PluginOptions& options,
-               std::string ns, std::string server, Console console);
+  explicit WatchCommand(CommandContext context);
   void run(Done done);
   // Ends the watch, exit code 0.
   void stop();
@@ -32,11 +29,7 @@ class WatchCommand {
   void print(const std::optional<election::LeaseRecord>& lease);
   void finish(int code);
 
-  kube::ApiTransport& api_;
-  time::Clock& clock_;
-  const PluginOptions& options_;
-  std::string ns_, server_;
-  Console console_;
+  CommandContext ctx_;
   Done done_;
   std::unique_ptr<LeaseFollower> follower_;
   std::unique_ptr<time::Timer> timeout_;

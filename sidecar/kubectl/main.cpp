@@ -88,17 +88,18 @@ int run(const kc::PluginOptions& o) {
     errorLine("interrupted");
     done(kInterrupted);
   });
+  const kc::CommandContext context{api, clock, o, ns, server, console(broken)};
   switch (o.command) {
     case kc::Command::kGet:
-      get.emplace(api, clock, o, ns, server, console(broken));
+      get.emplace(context);
       get->run(done);
       break;
     case kc::Command::kHandover:
-      handover.emplace(api, clock, o, ns, server, console(broken));
+      handover.emplace(context);
       handover->run(done);
       break;
     case kc::Command::kWatch:
-      watch.emplace(api, clock, o, ns, server, console(broken));
+      watch.emplace(context);
       watch->run(done);
       break;
     case kc::Command::kHelp:

@@ -89,7 +89,7 @@ TEST(GetCommandTest, OneLeaseAndTheFailures) {
     Harness h;
     const auto o = options(Command::kGet, "demo");
     h.api.expect("GET", kItem).verb("get").respond(c.code, c.body);
-    GetCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+    GetCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
     cmd.run(h.done());
     h.clock.runDue();
     EXPECT_EQ(h.exitCode, c.exitCode);
@@ -109,7 +109,7 @@ TEST(GetCommandTest, ListsTheNamespaceOrEveryNamespace) {
   Harness h;
   auto o = options(Command::kGet, "");
   h.api.expect("GET", kCollection).verb("list").respond(200, R"({"items":[]})");
-  GetCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  GetCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   EXPECT_EQ(h.exitCode, 0);
@@ -119,7 +119,7 @@ TEST(GetCommandTest, ListsTheNamespaceOrEveryNamespace) {
   o.allNamespaces = true;
   json list{{"items", {leaseJson("web-0", "7", 3)}}};
   all.api.expect("GET", "/apis/coordination.k8s.io/v1/leases").respond(200, list.dump());
-  GetCommand cmdAll(all.api, all.clock, o, "ns", kServer, all.console());
+  GetCommand cmdAll({all.api, all.clock, o, "ns", kServer, all.console()});
   cmdAll.run(all.done());
   all.clock.runDue();
   EXPECT_EQ(all.exitCode, 0);
@@ -131,7 +131,7 @@ TEST(GetCommandTest, UnreachableServerIsOneLine) {
   Harness h;
   const auto o = options(Command::kGet, "demo");
   h.api.expect("GET", kItem).noAnswer("connect: Connection refused");
-  GetCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  GetCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   EXPECT_EQ(h.exitCode, 1);
@@ -156,7 +156,7 @@ TEST(HandoverCommandTest, PatchesTheAnnotationThenWaitsForTheNamedHolder) {
   auto watch = h.api.expect("GET", kCollection)
                    .query(HasSubstr("fieldSelector=metadata.name%3Ddemo&resourceVersion=8&"))
                    .stream();
-  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   h.clock.advance(5ms);
@@ -185,7 +185,7 @@ TEST(HandoverCommandTest, TimesOutWithOneLine) {
   h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
   h.api.expect("PATCH", kItem).respond(200, leaseJson("web-0", "8", 3, "nobody").dump());
   auto watch = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=8")).stream();
-  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   watch->open();
@@ -205,7 +205,7 @@ TEST(HandoverCommandTest, RefusedPatchNamesTheVerb) {
   o.to = "web-1";
   h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
   h.api.expect("PATCH", kItem).respond(403, statusBody(403, "Forbidden", "no"));
-  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   h.clock.runDue();
@@ -221,7 +221,7 @@ TEST(HandoverCommandTest, AlreadyHeldByTheNamedReplicaWritesNothing) {
   o.wait = true;
   o.timeout = 30s;
   h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
-  HandoverCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   EXPECT_EQ(h.exitCode, 0);
@@ -235,7 +235,7 @@ TEST(WatchCommandTest, OneLinePerHolderOrTokenChange) {
   h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
   auto first = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=7&")).stream();
   auto second = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=9&")).stream();
-  WatchCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  WatchCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   ASSERT_TRUE(first->opened());
@@ -262,7 +262,7 @@ TEST(WatchCommandTest, StopEndsCleanlyAndARefusedWatchIsOneLine) {
   auto o = options(Command::kWatch, "demo");
   h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
   auto s = h.api.expect("GET", kCollection).query(HasSubstr("watch=true")).stream();
-  WatchCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  WatchCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   s->status(403, statusBody(403, "Forbidden", "cannot watch"));
@@ -272,7 +272,7 @@ TEST(WatchCommandTest, StopEndsCleanlyAndARefusedWatchIsOneLine) {
   Harness h2;
   h2.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
   auto s2 = h2.api.expect("GET", kCollection).query(HasSubstr("watch=true")).stream();
-  WatchCommand cmd2(h2.api, h2.clock, o, "ns", kServer, h2.console());
+  WatchCommand cmd2({h2.api, h2.clock, o, "ns", kServer, h2.console()});
   cmd2.run(h2.done());
   h2.clock.runDue();
   s2->open();
@@ -294,7 +294,7 @@ TEST(WatchCommandTest, RereadsOn410AndGivesUpAfterThreeBreaksInARow) {
   auto s3 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=21&")).stream();
   h.api.expect("GET", kItem).respond(200, leaseJson("web-1", "22", 4).dump());
   auto s4 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=22&")).stream();
-  WatchCommand cmd(h.api, h.clock, o, "ns", kServer, h.console());
+  WatchCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
   cmd.run(h.done());
   h.clock.runDue();
   s1->open();
