@@ -120,20 +120,26 @@ void LeaseCandidate::stop(std::function<void()> done) {
   if (!inflight_) sendDelete();
 }
 
-void LeaseCandidate::sendDelete() {
-  if (!started_) return finishStop();
+void LeaseCandidate::deleteObject(std::function<void(const ApiResponse&)> answered) {
   inflight_ = true;
   std::weak_ptr<char> alive = alive_;
   api_.call({"delete", "DELETE", objectPath(), "", "application/json", options_.requestDeadline},
-            [this, alive](ApiResponse r) {
+            [this, alive, answered = std::move(answered)](ApiResponse r) {
               if (alive.expired()) return;
               inflight_ = false;
-              if (!r.ok() && r.code != 404 && onProblem_) {
-                onProblem_("deleting LeaseCandidate " + spec_.ns + "/" + spec_.name +
-                           " failed: " + r.describe());
-              }
-              finishStop();
+              answered(r);
             });
+}
+
+void LeaseCandidate::sendDelete() {
+  if (!started_) return finishStop();
+  deleteObject([this](const ApiResponse& r) {
+    if (!r.ok() && r.code != 404 && onProblem_) {
+      onProblem_("deleting LeaseCandidate " + spec_.ns + "/" + spec_.name +
+                 " failed: " + r.describe());
+    }
+    finishStop();
+  });
 }
 
 void LeaseCandidate::finishStop() {
@@ -205,20 +211,15 @@ void LeaseCandidate::move() {
     stream_.reset();
   }
   watchTimer_->disarm();
-  inflight_ = true;
-  std::weak_ptr<char> alive = alive_;
-  api_.call({"delete", "DELETE", objectPath(), "", "application/json", options_.requestDeadline},
-            [this, alive](ApiResponse r) {
-              if (alive.expired()) return;
-              inflight_ = false;
-              if (stopped_) return sendDelete();
-              if (!r.ok() && r.code != 404 && onProblem_) {
-                onProblem_("LeaseCandidate " + spec_.ns + "/" + spec_.name +
-                           ": deleting it to create it again failed: " + r.describe());
-              }
-              object_.clear();
-              send(Next::kCreate);
-            });
+  deleteObject([this](const ApiResponse& r) {
+    if (stopped_) return sendDelete();
+    if (!r.ok() && r.code != 404 && onProblem_) {
+      onProblem_("LeaseCandidate " + spec_.ns + "/" + spec_.name +
+                 ": deleting it to create it again failed: " + r.describe());
+    }
+    object_.clear();
+    send(Next::kCreate);
+  });
 }
 
 void LeaseCandidate::send(Next what) {

@@ -93,6 +93,8 @@ class LeaseCandidate {
   void onLine(std::string_view line);
   void watchFailed(const std::string& why);
   void renewSoon(bool ping);
+  // DELETE of our object, inflight_ until it answers; `answered` is not called once we are gone.
+  void deleteObject(std::function<void(const ApiResponse&)> answered);
   void sendDelete();
   void finishStop();
   void checkTie();
