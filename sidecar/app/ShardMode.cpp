@@ -228,8 +228,8 @@ bool ShardMode::owns(std::size_t i) const {
 void ShardMode::onShardEvent(std::size_t i) {
   if (releasing_[i] && !sidecars_[i]->leadership().leader) {
     releasing_[i] = 0;
-    // Assigned here again meanwhile: take it back.
-    if (eligible(i)) sidecars_[i]->reconsider();
+    // Run mode, assigned here again meanwhile: take it back.
+    if (!config_.commands.empty() && eligible(i)) sidecars_[i]->reconsider();
   }
   noteOwnedSet();
   rebalanceSoon();
@@ -281,7 +281,17 @@ election::Leadership ShardMode::leadership() const {
 }
 
 void ShardMode::releaseShardZero() {
-  if (!stopping_) sidecars_[0]->release();
+  if (stopping_) return;
+  const bool runMode = !config_.commands.empty();
+  if (!runMode || !sidecars_[0]->leadership().leader || releasing_[0]) {
+    return sidecars_[0]->release();
+  }
+  // Run mode, as a dropped shard: out of the owned set while its command stops and until the
+  // release lands, then taken again if it is still assigned here.
+  releasing_[0] = 1;
+  sidecars_[0]->release();
+  if (!sidecars_[0]->leadership().leader) releasing_[0] = 0;
+  noteOwnedSet();
 }
 
 std::optional<std::string> ShardMode::unhealthyReason() const {

@@ -23,8 +23,8 @@ survives, no stale-token write) and shard mode's (ShardObserver: no shard claime
 import signal
 import time
 
-from leasehold_testing import (D, P, R, Sidecar, check, log, real_options, run_scenarios,
-                               wait_for)
+from leasehold_testing import (D, P, R, Sidecar, check, http_request, log, real_options,
+                               run_scenarios, wait_for)
 from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
 from leasehold_testing.shard_sampler import ShardObserver, shards_of, wait_balanced
 
@@ -295,6 +295,31 @@ def sigstop(env):
         frozen.signal(signal.SIGCONT)
         wait_balanced(g.replicas, N, timeout=15)
         g.wait_commands(timeout=10)
+        g.end([r.name for r in g.replicas])
+
+
+@scenario
+@real_options(chart_values={"shards": N})
+def release_request(env):
+    """POST /leader/release (shard 0, on its owner): shard 0's command is stopped first (out of
+    /shards meanwhile), then the Lease is released; still assigned there, it is taken again
+    with a new token and a new command. The other shards' commands run on."""
+    with ShardRunGroup(env) as g:
+        owner = next(r for r in g.replicas if r.name == g.owners[0])
+        old = next(i for i in g.monitor.running() if i.shard == 0)
+        others = [i for i in g.monitor.running() if i.shard != 0]
+        t0 = time.time()
+        code, body = http_request(owner.port, "POST", "/leader/release")
+        check(code == 202, f"POST /leader/release: {code} {body}")
+        g.wait_commands(timeout=10)
+        new = next(i for i in g.monitor.running() if i.shard == 0)
+        check(new.pid != old.pid and new.token > old.token and new.replica is owner,
+              f"shard 0 taken again by its owner with a new token: {old} then {new}")
+        check(old.term_at is not None and old.last_alive <= new.start + 0.01,
+              f"{old} got SIGTERM and was gone before {new} started")
+        check(all(i.stop is None for i in others), "the other shards' commands run on")
+        log(f"release: shard 0's command SIGTERM {old.term_at - t0:.3f}s after the request, gone "
+            f"{old.stop - t0:.3f}s, the new term's started {new.start - t0:.3f}s")
         g.end([r.name for r in g.replicas])
 
 
