@@ -248,6 +248,37 @@ def sigterm(env):
 
 @scenario
 @real_options(chart_values={"shards": N})
+def sigterm_slow_drain(env):
+    """SIGTERM of a replica whose commands take 2 s (> R) to exit after SIGTERM: the renewals
+    go on while they drain (no SIGKILL at R), they exit 0 on their own, and only then are
+    their shards released and taken by the others."""
+    with ShardRunGroup(env, command_flags=["--term-delay", "2"]) as g:
+        leaving = g.replicas[0]
+        mine = instances_of(g, leaving)
+        t0 = time.time()
+        leaving.signal(signal.SIGTERM)
+        code = leaving.reap(DRAIN_TIMEOUT + 10)
+        check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
+        rest = [r for r in g.replicas if r is not leaving]
+        wait_balanced(rest, N, timeout=10)
+        g.wait_commands(rest, timeout=10)
+        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), 2)
+        drains = [i.stop - t0 for i in mine]
+        check(all(2.0 <= d <= DRAIN_TIMEOUT for d in drains),
+              f"drained for the command's 2 s, past R = {R}s, not killed: {drains}")
+        news = []
+        for old in mine:
+            new = [i for r in rest for i in instances_of(g, r, {old.shard})][0]
+            check(old.last_alive <= new.start + 0.01, f"shard {old.shard}: {new} before {old}")
+            news.append(new.start - t0)
+        log(f"slow drain: its {len(mine)} commands exited {min(drains):.3f}-{max(drains):.3f}s "
+            f"after SIGTERM (R = {R}s, --drain-timeout {DRAIN_TIMEOUT}s), the new owners' "
+            f"started {min(news):.3f}-{max(news):.3f}s")
+        g.end([r.name for r in rest])
+
+
+@scenario
+@real_options(chart_values={"shards": N})
 def kill9(env):
     """kill -9 of a replica: all its commands die at once (PR_SET_PDEATHSIG and the watchdog);
     the others take its shards once their Leases expire and start their commands."""
