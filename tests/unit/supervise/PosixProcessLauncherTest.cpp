@@ -337,15 +337,15 @@ TEST(WatchdogTest, GuardsSeveralGroupsEachAtItsOwnInstant) {
     groups.push_back(g);
   }
   // 0: due soon; 1: guarded, then stood down; 2: guarded long, killed when the supervisor goes.
+  const auto begin = Steady::now();  // before the order: a loaded machine may delay what follows
   ASSERT_TRUE(started.watchdog->guard(groups[0], time::BootClock::now() + 300ms));
   ASSERT_TRUE(started.watchdog->guard(groups[1], time::BootClock::now() + 400ms));
   ASSERT_TRUE(started.watchdog->guard(groups[2], time::BootClock::now() + 60s));
   ASSERT_TRUE(started.watchdog->standDown(groups[1]));
   int status = 0;
-  const auto begin = Steady::now();
   ASSERT_EQ(::waitpid(groups[0], &status, 0), groups[0]);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  EXPECT_GE(Steady::now() - begin, 200ms);
+  EXPECT_GE(Steady::now() - begin, 290ms) << "killed before its instant";
   std::this_thread::sleep_for(500ms);
   EXPECT_TRUE(alive(groups[1]));
   EXPECT_TRUE(alive(groups[2]));
