@@ -60,6 +60,7 @@ void Supervisor::leading(std::int64_t token, time::MonoTime validUntil) {
     // A new term starts afresh.
     nextBackoff_ = config_.backoffFirst;
     restartAt_.reset();
+    releasedThisTerm_ = false;
   }
   leading_ = true;
   ledThisTerm_ = true;
@@ -70,7 +71,8 @@ void Supervisor::leading(std::int64_t token, time::MonoTime validUntil) {
 }
 
 void Supervisor::lost() {
-  if (leading_ || ledThisTerm_) termEnded_ = true;
+  if ((leading_ || ledThisTerm_) && !releasedThisTerm_) termEnded_ = true;
+  releasedThisTerm_ = false;
   leading_ = false;
   ledThisTerm_ = false;
   holdUntilNewTerm_ = false;
@@ -238,6 +240,8 @@ void Supervisor::whenNoGroup(time::MonoTime now) {
       logger_.info("released: exiting (--exit-on-loss)");
       return finish(kExitLeadershipLost);
     }
+    // Shard mode: the step-down this release causes is not a lost term.
+    if (releaseWhileLeading_) releasedThisTerm_ = true;
     if (hooks_.readyToRelease) hooks_.readyToRelease();
     return;
   }

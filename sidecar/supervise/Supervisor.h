@@ -134,6 +134,8 @@ class Supervisor {
   bool ledThisTerm_ = false;  // a lost() ends a term only if there was one
   bool termEnded_ = false;    // a term ended since the last leading()
   bool holdUntilNewTerm_ = false;
+  // This term was let go by our own release (exitOnRelease false): its end is not a loss.
+  bool releasedThisTerm_ = false;
 
   // The group.
   Group group_ = Group::kNone;
