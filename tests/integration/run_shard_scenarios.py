@@ -356,6 +356,23 @@ def release_request(env):
 
 @scenario
 @real_options(chart_values={"shards": N})
+def exit_on_loss_rebalance(env):
+    """--exit-on-loss: a shard moved away by rebalancing (a 4th replica joins) is released, not
+    lost: every replica keeps running (and exits 0 on SIGTERM)."""
+    with ShardRunGroup(env, run_flags=["--exit-on-loss"]) as g:
+        newcomer = g.add("replica-3")
+        g.observer.add(newcomer)
+        newcomer.start(wait=False)
+        wait_balanced(g.replicas, N, timeout=15)
+        g.wait_commands(timeout=10)
+        time.sleep(1)
+        check(all(r.alive() for r in g.replicas),
+              f"no replica exited: {[(r.name, r.proc.poll()) for r in g.replicas]}")
+        g.end([r.name for r in g.replicas])
+
+
+@scenario
+@real_options(chart_values={"shards": N})
 def crash_restart(env):
     """--restart on-failure: a shard's command that crashes is started again in the same term
     (same token, after the 1 s backoff) by the same replica; the group stays as it was."""
