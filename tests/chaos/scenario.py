@@ -531,14 +531,17 @@ class Scenario:
         self.check()
 
     def wait_balanced(self):
-        """--shards: liveness is balance. Within shard_balance_bound of the heal every shard is
-        owned once, by the live replicas, floor/ceil each (balance_of on their /shards). Shard 0's
+        """--shards: liveness is balance. Within shard_balance_bound of the heal (once no delayed
+        write can land, as for the leader bound) every shard is owned once, by the live
+        replicas, floor/ceil each (balance_of on their /shards). Shard 0's
         first owner after the heal (/leader) is recorded, not judged by the single-Lease bound:
         who may take a shard waits for the group's view, which the bound above covers."""
         bound = shard_balance_bound(self.args.fault_seconds)
         live = [inc for inc in self.slots if inc is not None]
         why = "not asked"
         self.balanced_after = None
+        while now() < self.t_heal:  # a write held by a latency rule may still land until then
+            time.sleep(0.02)
         while now() < self.t_heal + bound:
             why = balance_of({inc.label: shards_of(inc, timeout=0.3) if inc.alive() else None
                               for inc in live}, self.shards)
