@@ -648,11 +648,8 @@ class Scenario:
                     break
         hterms = history_terms(records, rates)
         releases = {(t.identity, t.token): t.released_at for t in hterms if t.released_at}
-        # Shard mode: a running member releases a shard that moves, after it stopped claiming.
-        # Run mode: a supervisor releases once its command has exited (--restart never), and
-        # the command is the one its claim was for.
-        sterms = sampled_terms(self.incarnations, releases, every_release_retracts=bool(
-            self.shards) or self.monitor is not None)
+        sterms = sampled_terms(self.incarnations, releases,
+                               every_release_retracts=self.every_release_retracts())
         fs, self.gap_sampled, self.overlap_sampled = check_terms(sterms, "samples")
         f += fs
         if self.history.gap:
@@ -667,7 +664,7 @@ class Scenario:
                 f.append(f"sampled {t} has no term in the Lease history")
         # A released claim is retracted: nothing may say leader=true after the release.
         for inc in self.incarnations:
-            if inc.ended_by != "term" and not self.shards:
+            if inc.ended_by != "term" and not self.every_release_retracts():
                 continue
             for t0, t1, st in inc.samples:
                 if st and st.get("leader"):
@@ -719,11 +716,17 @@ class Scenario:
         return [f"run mode: {x}" for x in
                 command_failures(instances, self.command_store, RUN_TOLERANCE, claim_bound)]
 
+    def every_release_retracts(self):
+        """Whether any release ends a claim, not only one after our SIGTERM: shard mode (a
+        running member releases a shard that moves, after it stopped claiming it) and run mode
+        (a supervisor releases once its command's group has exited)."""
+        return bool(self.shards) or self.monitor is not None
+
     def dump_observations(self, path):
         """What the checks saw, for `run --recheck PATH` (e.g. after a checker fix)."""
         Path(path).write_text(json.dumps({
             "scenario": self.k, "t0": self.t0, "history_gap": bool(self.history.gap),
-            "every_release_retracts": bool(self.shards),
+            "every_release_retracts": self.every_release_retracts(),
             "records": self.history.records,
             "incarnations": [{"label": inc.label, "identity": inc.identity, "rate": inc.rate,
                               "ended_by": inc.ended_by, "samples": inc.samples}
