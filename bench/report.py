@@ -11,6 +11,7 @@ if __name__ == "__main__":  # settings needs leasehold_testing from tests/lib
 
 from scale_report import scale_goals, scale_markdown  # noqa: E402
 from settings import BASELINE_LABEL, GOALS  # noqa: E402
+from shards import shards_goals, shards_markdown  # noqa: E402
 
 
 # ----------------------------------------------------------------------------------------------
@@ -139,6 +140,8 @@ def goals_and_table(results, baseline="poll", baseline_label=None):
                          "", "", ""))
     if "scale" in results:
         goals.update({k: ok for k, (_v, ok, _t) in scale_goals(results["scale"]).items()})
+    if "shards" in results:
+        goals.update({k: ok for k, (_v, ok, _t) in shards_goals(results["shards"]).items()})
     if not rows:
         return goals, ""
     design = baseline == "poll"
@@ -187,6 +190,8 @@ def render(doc):
     text = header + table + "\n"
     if "scale" in results:
         text += "\n" + scale_markdown(results["scale"]) + "\n"
+    if "shards" in results:
+        text += "\n" + shards_markdown(results["shards"]) + "\n"
     early = results.get("failover", {}).get("client-go", {}).get("before_expiry")
     if early:
         text += (f"\nclient-go took over before the lease could expire in {early} of "

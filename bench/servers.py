@@ -52,7 +52,7 @@ class TestServer:
     def __exit__(self, *exc):
         return self.env.__exit__(*exc)
 
-    def env_for(self, lease):
+    def env_for(self, lease, chart_values=None):
         return self.env
 
     def envs(self):
@@ -117,11 +117,14 @@ class RealServer:
         finally:
             self.plane.down()
 
-    def env_for(self, lease):
+    def env_for(self, lease, chart_values=None):
+        """The env of `lease`, made on first use with the chart rendered with `chart_values`
+        (the shards section: {"shards": 16}, the shard-mode Role)."""
         env = self.by_lease.get(lease)
         if env is None:
             ns = f"bench-{lease}-{os.urandom(2).hex()}".lower()[:63]
-            env = RealEnv(self.sidecar_bin, plane=self.plane, namespace=ns, lease=lease)
+            env = RealEnv(self.sidecar_bin, plane=self.plane, namespace=ns, lease=lease,
+                          chart_values=chart_values)
             env.__enter__()
             self.by_lease[lease] = env
         return env

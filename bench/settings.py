@@ -38,7 +38,8 @@ GOALS = {
 }
 SECTIONS = ("load", "failover", "handover", "request", "http", "startup")
 # Only when named (--only scale): hundreds of sidecars on the real API server, minutes long.
-EXTRA_SECTIONS = ("scale",)
+# Only when named (--only shards): issue 15's goals (shards.py).
+EXTRA_SECTIONS = ("scale", "shards")
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 # scale: replicas on one Lease, Lease counts x per_lease replicas, the window of each point and
@@ -50,14 +51,20 @@ SCALE_FULL = dict(replicas=(3, 10, 30, 100), leases=(1, 10, 30), per_lease=10, w
 SCALE_QUICK = dict(replicas=(1, 3), leases=(1, 2), per_lease=3, window_s=10, settle_s=3,
                    idle_s=5, reps=2, startup_timeout_s=60)
 
+# shards: repetitions of join / SIGTERM / kill -9 (scaled timings), the API cost window and the
+# settle before it (default timings).
+SHARDS_FULL = dict(reps=10, window_s=60, settle_s=10)
+SHARDS_QUICK = dict(reps=2, window_s=10, settle_s=3)
+
 PROFILES = {
     # reps: failover/handover repetitions; load_s: API load window; cpu_s: idle CPU window;
     # wrk_s: each wrk run; paced_s: the 1,000 req/s run; startup: repetitions; scale: above.
     "full": dict(reps=30, load_s=300, cpu_s=60, wrk_s=10, paced_s=30, startup=10,
-                 scale=SCALE_FULL),
+                 scale=SCALE_FULL, shards=SHARDS_FULL),
     "quick": dict(reps=8, load_s=60, cpu_s=60, wrk_s=5, paced_s=10, startup=5,
-                  scale=SCALE_QUICK),
-    "smoke": dict(reps=1, load_s=8, cpu_s=5, wrk_s=1, paced_s=1, startup=1, scale=SCALE_QUICK),
+                  scale=SCALE_QUICK, shards=SHARDS_QUICK),
+    "smoke": dict(reps=1, load_s=8, cpu_s=5, wrk_s=1, paced_s=1, startup=1, scale=SCALE_QUICK,
+                  shards=SHARDS_QUICK),
 }
 
 started = []  # (Popen, kill-the-process-group?) of everything we start outside Env
