@@ -342,8 +342,13 @@ def release_request(env):
         t0 = time.time()
         code, body = http_request(owner.port, "POST", "/leader/release")
         check(code == 202, f"POST /leader/release: {code} {body}")
+        # The new term's command, once its journal record (its token) is in: wait_commands alone
+        # can return while shard 0 is between its release and the next term (out of /shards).
+        new = wait_for("shard 0's command of the new term", lambda: next(
+            (i for i in g.monitor.running()
+             if i.shard == 0 and i.pid != old.pid and i.token is not None), None), 10)
         g.wait_commands(timeout=10)
-        new = next(i for i in g.monitor.running() if i.shard == 0)
+        wait_for(f"{old} seen gone", lambda: old.stop is not None, 2)
         check(new.pid != old.pid and new.token > old.token and new.replica is owner,
               f"shard 0 taken again by its owner with a new token: {old} then {new}")
         check(old.term_at is not None and old.last_alive <= new.start + 0.01,
