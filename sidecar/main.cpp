@@ -13,6 +13,7 @@
 #include "app/ApiConnections.h"
 #include "app/KubeSidecarPorts.h"
 #include "app/RunMode.h"
+#include "app/RunModeSignals.h"
 #include "app/ShardProcess.h"
 #include "app/Sidecar.h"
 #include "app/SignalShutdown.h"
@@ -199,13 +200,8 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
       },
       stopEverything);
   if (runMode) {
-    // A second signal kills the command's group (then the release); with none left, exit now.
-    signals.setSecondSignalHandler([&](int signo) {
-      if (runMode->secondSignal(signo)) return;
-      logger.warn("second signal: exiting at once", {{"signal", std::to_string(signo)}});
-      ::_exit(runMode->exitCode() != 0 ? runMode->exitCode() : 1);
-    });
-    runMode->setShutdownRequest([&] { shutdownSidecar(stopEverything); });
+    lh::app::attachRunModeSignals(signals, *runMode, logger,
+                                  [&] { shutdownSidecar(stopEverything); });
   }
 
   logger.info("starting", {{"identity", cfg.identity},

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "app/ApiConnections.h"
+#include "app/RunModeSignals.h"
 #include "app/ShardMode.h"
 #include "app/ShardRunMode.h"
 #include "app/SignalShutdown.h"
@@ -142,13 +143,7 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
       },
       stopEverything);
   if (runMode) {
-    // A second signal kills every command's group (then the releases); with none left, exit.
-    signals.setSecondSignalHandler([&](int signo) {
-      if (runMode->secondSignal(signo)) return;
-      logger.warn("second signal: exiting at once", {{"signal", std::to_string(signo)}});
-      ::_exit(runMode->exitCode() != 0 ? runMode->exitCode() : 1);
-    });
-    runMode->setShutdownRequest([&] { shutdownShards(stopEverything); });
+    attachRunModeSignals(signals, *runMode, logger, [&] { shutdownShards(stopEverything); });
   }
 
   logger.info("starting", {{"identity", cfg.identity},
