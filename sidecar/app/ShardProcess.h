@@ -1,14 +1,12 @@
 #pragma once
-// The process of shard mode (--shards N): main's counterpart of the single-Lease wiring. One
-// event loop with the ApiConnections, app::ShardMode, the status API (GET /shards,
-// GET /shards/watch, and /leader for shard 0), the probes with the shard metrics, the status
-// file with the /shards JSON, and SIGTERM/SIGINT starting ShardMode::shutdown. With `run`
-// (leasehold run --shards N -- CMD) every shard's Sidecar supervises one command
-// (app::ShardRunMode).
+// The process of shard mode (--shards N), on the ProcessRuntime: app::ShardMode, the status
+// API (GET /shards, GET /shards/watch, and /leader for shard 0), the probes with the shard
+// metrics, the status file with the /shards JSON, and SIGTERM/SIGINT starting
+// ShardMode::shutdown. In run mode (leasehold run --shards N -- CMD) every shard's Sidecar
+// supervises one command (app::ShardRunMode). app::SidecarProcess is its counterpart for one
+// Lease.
 #include <optional>
 #include <string>
-
-#include "supervise/Supervisor.h"
 
 #include "cluster/RestConfig.h"
 #include "config/Config.h"
@@ -21,12 +19,11 @@ struct ShardProcessInputs {
   const cluster::RestConfig& rest;
   std::string leaseNamespace;
   std::string podIp;
-  std::optional<int> watchTimeoutSeconds;          // the test hook, when set
-  std::optional<supervise::SupervisorConfig> run;  // run mode's settings, when leasehold run
+  std::optional<int> watchTimeoutSeconds;  // the test hook, when set
 };
 
 // Runs until the shutdown completes; returns the exit status (non-zero when it could not start,
-// after printing why; in run mode ShardRunMode::exitCode()).
+// 2 after printing why; in run mode ShardRunMode::exitCode()).
 int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger);
 
 }  // namespace leasehold::app

@@ -7,7 +7,8 @@ namespace leasehold::kube {
 namespace {
 constexpr std::chrono::milliseconds kMinBackoff{500};
 constexpr std::chrono::milliseconds kMaxBackoff{30000};
-constexpr std::chrono::milliseconds kForbiddenRetry{60000};
+constexpr std::chrono::milliseconds kFirstRefusedRetry{1000};
+constexpr std::chrono::milliseconds kMaxRefusedRetry{60000};
 }  // namespace
 
 ListWatchLoop::ListWatchLoop(ApiTransport& api, time::Clock& clock, ListWatchLoopOptions options,
@@ -82,6 +83,11 @@ void ListWatchLoop::retryLater(const std::string& why, bool relist) {
   backoff_ = std::clamp(backoff_ * 2, kMinBackoff, kMaxBackoff);
 }
 
+void ListWatchLoop::refused() {
+  backoff_ = std::max(backoff_, refusedBackoff_);
+  refusedBackoff_ = std::min(refusedBackoff_ * 2, kMaxRefusedRetry);
+}
+
 void ListWatchLoop::list() {
   if (stopped_) return;
   std::weak_ptr<char> alive = alive_;
@@ -90,7 +96,7 @@ void ListWatchLoop::list() {
             [this, alive](ApiResponse r) {
               if (alive.expired() || stopped_) return;
               if (!r.ok()) {
-                if (r.code == 401 || r.code == 403) backoff_ = std::max(backoff_, kForbiddenRetry);
+                if (r.code == 401 || r.code == 403) refused();
                 return retryLater("list: " + r.describe(), true);
               }
               std::string error;
@@ -124,12 +130,14 @@ void ListWatchLoop::watchFrom(const std::string& rv) {
       // Plain 410: our resourceVersion is older than the server keeps. Re-list at once.
       return list();
     }
-    if (status == 401 || status == 403) backoff_ = std::max(backoff_, kForbiddenRetry);
+    if (status == 401 || status == 403) refused();
     retryLater("watch: " + r.describe(), true);
   };
   // The watch is healthy once the server accepted it: the first event may take minutes.
   cb.onOpen = [this, alive] {
-    if (!alive.expired()) setHealthy(true, "");
+    if (alive.expired()) return;
+    refusedBackoff_ = kFirstRefusedRetry;
+    setHealthy(true, "");
   };
   cb.onData = [this, alive](std::string_view bytes) {
     if (alive.expired()) return;

@@ -9,7 +9,10 @@
 // A watch that breaks once (a dropped connection, an API server restart) is resumed at once
 // from its resourceVersion without declaring it unhealthy: that loses no event and costs no
 // poll. Only when the resumed watch fails too is it unhealthy, retried with backoff (500 ms
-// doubling to 30 s; at least 60 s after a 401/403). The owner decodes the LIST (its shape
+// doubling to 30 s). A refusal (401/403) waits at least 1 s, then 2, 4 ... up to 60 s while the
+// refusals go on, until a watch is accepted: a kube-apiserver that has just started refuses
+// until its RBAC cache syncs (seconds), and a missing Role should cost one LIST and WATCH a
+// minute, not two a second, while the electors poll. The owner decodes the LIST (its shape
 // differs: one Lease or all of them) and turns events into its observer's calls.
 #include <chrono>
 #include <functional>
@@ -63,6 +66,8 @@ class ListWatchLoop {
   void watchFrom(const std::string& resourceVersion);
   void onLine(std::string_view line);
   void retryLater(const std::string& why, bool relist);
+  // 401/403: the wait before the retry is at least refusedBackoff_, which then doubles.
+  void refused();
   void failed(const std::string& why, bool relist);
   void setHealthy(bool healthy, const std::string& why);
 
@@ -83,6 +88,7 @@ class ListWatchLoop {
   bool stopped_ = false;
   int failures_ = 0;  // consecutive failed watches; reset by a delivered event or a clean end
   std::chrono::milliseconds backoff_{500};
+  std::chrono::milliseconds refusedBackoff_{1000};  // the next refusal's wait, see above
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 

@@ -179,7 +179,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
         });
   }
 
+  // Starts a request's exchange: bytesRead() counts from here, so that a write that fails on a
+  // reused connection is not mistaken for one that got an answer (the previous response's bytes
+  // must not count).
   void write(const std::string& bytes, std::function<void(const error_code&)> done) {
+    bytesRead_ = 0;
     auto handler = [self = shared_from_this(), done = std::move(done)](const error_code& ec,
                                                                        std::size_t) { done(ec); };
     if (tls_) {
@@ -191,11 +195,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Feeds the parser until it has a complete message. `parser` must outlive the operation.
   void readMessage(ResponseParser& parser, std::function<void(const error_code&)> done) {
-    bytesRead_ = 0;
     parseBuffered(parser, std::move(done));
   }
 
-  // Bytes received since the last readMessage() started.
+  // Bytes received since the last write() started.
   std::size_t bytesRead() const { return bytesRead_; }
   bool isOpen() const { return !closed_ && socket().is_open(); }
 

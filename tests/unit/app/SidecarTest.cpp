@@ -105,11 +105,30 @@ class SidecarTest : public ::testing::Test {
   }
   // Started, and leading (the Lease did not exist: created at once).
   Sidecar& leading(bool withLabel = true, bool withFile = true) {
-    auto& s = make(ports(withLabel, withFile));
+    return startLeading(ports(withLabel, withFile));
+  }
+  Sidecar& leadingInRunMode() { return startLeading(withCommand(ports())); }
+  Sidecar& startLeading(SidecarPorts p) {
+    auto& s = make(std::move(p));
     s.start();
     clock_.runDue();
     EXPECT_TRUE(s.leadership().leader);
     return s;
+  }
+  // The Lease is held by "b", renewed just now.
+  void heldByB() {
+    election::LeaseRecord other;
+    other.holderIdentity = "b";
+    other.leaseDurationSeconds = 15;
+    other.renewTime = other.acquireTime = clock_.wallNow();
+    backend_.put(other);
+  }
+  // Ends what the shutdown sequence waits for: the events' and the label's drains, the flush.
+  void finishTheShutdownDrains() {
+    ASSERT_TRUE(eventsDrain_.done) << "the shutdown sequence has not begun";
+    eventsDrain_.finish();
+    labelDrain_.finish();
+    flush_.finish();
   }
 
   static std::string leaderField(const std::string& json) {
@@ -333,11 +352,7 @@ INSTANTIATE_TEST_SUITE_P(Rule, SidecarHealthTest,
                                            HealthCase{35s, false}));
 
 TEST_F(SidecarTest, AFollowerIsHealthyHoweverLongItWaits) {
-  election::LeaseRecord other;
-  other.holderIdentity = "b";
-  other.leaseDurationSeconds = 15;
-  other.renewTime = other.acquireTime = clock_.wallNow();
-  backend_.put(other);
+  heldByB();
   auto& s = make(ports());
   s.start();
   clock_.advance(14s);
@@ -401,18 +416,12 @@ TEST_F(SidecarTest, ASecondShutdownIsRefusedAndChangesNothing) {
   const auto journalled = journal_.size();
   EXPECT_FALSE(s.shutdown([&] { ADD_FAILURE() << "the second done must never run"; }));
   EXPECT_EQ(journal_.size(), journalled);
-  eventsDrain_.finish();
-  labelDrain_.finish();
-  flush_.finish();
+  finishTheShutdownDrains();
   EXPECT_EQ(finished, 1);
 }
 
 TEST_F(SidecarTest, ShutdownOfAFollowerHasNothingToReleaseAndStillDrains) {
-  election::LeaseRecord other;
-  other.holderIdentity = "b";
-  other.leaseDurationSeconds = 15;
-  other.renewTime = other.acquireTime = clock_.wallNow();
-  backend_.put(other);
+  heldByB();
   auto& s = make(ports(false, true));
   s.start();
   clock_.runDue();
@@ -446,10 +455,7 @@ TEST_F(SidecarTest, ReleaseWaitsForARenewalInFlightAndNeverClaimsMeanwhile) {
   EXPECT_EQ(store_->counters().update, updates + 1);
   EXPECT_EQ(backend_.current()->holderIdentity, "");
   EXPECT_FALSE(s.leadership().leader);
-  ASSERT_TRUE(eventsDrain_.done);
-  eventsDrain_.finish();
-  labelDrain_.finish();
-  flush_.finish();
+  finishTheShutdownDrains();
   EXPECT_EQ(finished, 1);
   EXPECT_EQ(leaderField(lastFile_), "leader=false");
 }
@@ -457,9 +463,7 @@ TEST_F(SidecarTest, ReleaseWaitsForARenewalInFlightAndNeverClaimsMeanwhile) {
 // ---- run mode (ports.command) ------------------------------------------------------------
 
 TEST_F(SidecarTest, RunModeTellsTheCommandEveryAcquisitionAndRenewalAfterTheOtherChannels) {
-  auto& s = make(withCommand(ports()));
-  s.start();
-  clock_.runDue();
+  auto& s = leadingInRunMode();
   ASSERT_TRUE(s.leadership().leader);
   const std::string token = std::to_string(backend_.current()->leaseTransitions);
   // The claim lasts R from the write's send time (this store answers at once).
@@ -474,9 +478,7 @@ TEST_F(SidecarTest, RunModeTellsTheCommandEveryAcquisitionAndRenewalAfterTheOthe
 }
 
 TEST_F(SidecarTest, RunModeSteppingDownTellsTheCommand) {
-  auto& s = make(withCommand(ports()));
-  s.start();
-  clock_.runDue();
+  auto& s = leadingInRunMode();
   store_->setPartitioned(true);
   clock_.advance(10s);
   EXPECT_FALSE(s.leadership().leader);
@@ -484,9 +486,7 @@ TEST_F(SidecarTest, RunModeSteppingDownTellsTheCommand) {
 }
 
 TEST_F(SidecarTest, RunModeReleaseStopsTheCommandFirstAndRenewsMeanwhile) {
-  auto& s = make(withCommand(ports()));
-  s.start();
-  clock_.runDue();
+  auto& s = leadingInRunMode();
   s.release();
   EXPECT_EQ(journal_.back(), "command:stop-for-release");
   EXPECT_TRUE(s.leadership().leader) << "the lease is ours while the command stops";
@@ -504,9 +504,7 @@ TEST_F(SidecarTest, RunModeReleaseStopsTheCommandFirstAndRenewsMeanwhile) {
 }
 
 TEST_F(SidecarTest, RunModeShutdownDrainsTheCommandWhileRenewingThenReleases) {
-  auto& s = make(withCommand(ports()));
-  s.start();
-  clock_.runDue();
+  auto& s = leadingInRunMode();
   int finished = 0;
   ASSERT_TRUE(s.shutdown([&] { finished++; }));
   EXPECT_EQ(journal_.back(), "command:stop-for-shutdown");
@@ -521,18 +519,13 @@ TEST_F(SidecarTest, RunModeShutdownDrainsTheCommandWhileRenewingThenReleases) {
   commandStop_.finish();
   clock_.runDue();
   EXPECT_EQ(backend_.current()->holderIdentity, "");
-  ASSERT_TRUE(eventsDrain_.done);
-  eventsDrain_.finish();
-  labelDrain_.finish();
-  flush_.finish();
+  finishTheShutdownDrains();
   EXPECT_EQ(finished, 1);
   EXPECT_EQ(leaderField(lastFile_), "leader=false");
 }
 
 TEST_F(SidecarTest, RunModeHandsOverOnlyOnceTheCommandHasStopped) {
-  auto& s = make(withCommand(ports()));
-  s.start();
-  clock_.runDue();
+  auto& s = leadingInRunMode();
   auto r = *backend_.current();
   r.preferredHolder = "b";
   backend_.put(r);

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "MinimalKubeconfig.h"
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
 #include "cluster/RestConfigLoader.h"
@@ -11,6 +12,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::HasSubstr;
 using testing_support::kCaPem;
+using testing_support::minimalKubeconfig;
 
 class InClusterConfigTest : public testing::Test {
  protected:
@@ -116,11 +118,7 @@ TEST_F(InClusterConfigTest, NamespaceFileIsOptional) {
 }
 
 TEST_F(InClusterConfigTest, LoadPrefersExplicitKubeconfigThenInCluster) {
-  const auto kubeconfig = dir_.write("kubeconfig", R"(
-clusters: [{name: c, cluster: {server: "https://kc:6443"}}]
-contexts: [{name: x, context: {cluster: c}}]
-current-context: x
-)");
+  const auto kubeconfig = dir_.write("kubeconfig", minimalKubeconfig("https://kc:6443"));
   // In-cluster variables alone: in-cluster.
   auto config = RestConfigLoader::load({}, env_, saDir());
   ASSERT_TRUE(config) << config.message();
@@ -136,11 +134,7 @@ current-context: x
   ASSERT_TRUE(config) << config.message();
   EXPECT_EQ(config->server, "https://kc:6443");
   // Neither: $HOME/.kube/config.
-  dir_.write("home/.kube/config", R"(
-clusters: [{name: c, cluster: {server: "https://home:6443"}}]
-contexts: [{name: x, context: {cluster: c}}]
-current-context: x
-)");
+  dir_.write("home/.kube/config", minimalKubeconfig("https://home:6443"));
   config = RestConfigLoader::load({}, {{"HOME", (dir_.path() / "home").string()}}, saDir());
   ASSERT_TRUE(config) << config.message();
   EXPECT_EQ(config->server, "https://home:6443");

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "MinimalKubeconfig.h"
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
 #include "cluster/KubeconfigBase64.h"
@@ -19,6 +20,7 @@ using testing::HasSubstr;
 using testing_support::kCaPem;
 using testing_support::kClientCertPem;
 using testing_support::kClientKeyPem;
+using testing_support::minimalKubeconfig;
 
 std::string b64(const std::string& s) {
   return KubeconfigBase64::encode(s);
@@ -159,11 +161,7 @@ contexts: [{name: x, context: {cluster: c}}]
 }
 
 TEST_F(KubeconfigTest, MissingFilesInTheListAreSkipped) {
-  const auto real = dir_.write("real", R"(
-clusters: [{name: c, cluster: {server: "https://c:1"}}]
-contexts: [{name: x, context: {cluster: c}}]
-current-context: x
-)");
+  const auto real = dir_.write("real", minimalKubeconfig("https://c:1"));
   auto config = loadList({dir_.path() / "missing", real});
   ASSERT_TRUE(config) << config.message();
   EXPECT_EQ(config->server, "https://c:1");

@@ -102,12 +102,30 @@ struct SeriesStep {
   int answer;          // the server's answer; a 404 on a PATCH must cause a POST (answered 201)
 };
 
+const std::string kBecame = "a became leader";
+const std::string kStopped = "a stopped leading";
+
+// The steps the table is written in: most are about "a became leader" on the Lease "u1".
+SeriesStep post(int answer, const std::string& message = kBecame, const std::string& uid = "u1") {
+  return {uid, message, "POST", 0, 1, answer};
+}
+SeriesStep patch(int seriesOf, std::int64_t count, int answer,
+                 const std::string& message = kBecame) {
+  return {"u1", message, "PATCH", seriesOf, count, answer};
+}
+
 struct SeriesCase {
   const char* name;
-  std::vector<SeriesStep> steps;
   std::uint64_t wantPosted;
   std::uint64_t wantFailed;
+  std::vector<SeriesStep> steps;
 };
+
+// A function, not braces, so that clang-format keeps each case of the table on a line or two.
+SeriesCase series(const char* name, std::uint64_t wantPosted, std::uint64_t wantFailed,
+                  std::vector<SeriesStep> steps) {
+  return {name, wantPosted, wantFailed, std::move(steps)};
+}
 
 void PrintTo(const SeriesCase& c, std::ostream* os) {
   *os << c.name;
@@ -155,47 +173,20 @@ TEST_P(EventSeriesTest, RepeatsPatchTheEventAlreadyPosted) {
 INSTANTIATE_TEST_SUITE_P(
     Table, EventSeriesTest,
     ::testing::Values(
-        SeriesCase{"the_same_message_counts_up",
-                   {{"u1", "a became leader", "POST", 0, 1, 201},
-                    {"u1", "a became leader", "PATCH", 0, 2, 200},
-                    {"u1", "a became leader", "PATCH", 0, 3, 200}},
-                   3,
-                   0},
-        SeriesCase{"another_message_is_another_event",
-                   {{"u1", "a became leader", "POST", 0, 1, 201},
-                    {"u1", "a stopped leading", "POST", 0, 1, 201},
-                    {"u1", "a became leader", "PATCH", 0, 2, 200},
-                    {"u1", "a stopped leading", "PATCH", 1, 2, 200}},
-                   4,
-                   0},
+        series("the_same_message_counts_up", 3, 0, {post(201), patch(0, 2, 200), patch(0, 3, 200)}),
+        series("another_message_is_another_event", 4, 0,
+               {post(201), post(201, kStopped), patch(0, 2, 200), patch(1, 2, 200, kStopped)}),
         // A new Lease object (deleted and created again) starts its own series.
-        SeriesCase{"another_lease_uid_is_another_event",
-                   {{"u1", "a became leader", "POST", 0, 1, 201},
-                    {"u2", "a became leader", "POST", 0, 1, 201}},
-                   2,
-                   0},
+        series("another_lease_uid_is_another_event", 2, 0, {post(201), post(201, kBecame, "u2")}),
         // Events expire after an hour: the PATCH finds nothing, a new Event is created, and
         // later repeats patch the new one.
-        SeriesCase{"an_expired_event_is_created_afresh",
-                   {{"u1", "a became leader", "POST", 0, 1, 201},
-                    {"u1", "a became leader", "PATCH", 0, 2, 404},
-                    {"u1", "a became leader", "PATCH", 1, 2, 200}},
-                   3,
-                   0},
+        series("an_expired_event_is_created_afresh", 3, 0,
+               {post(201), patch(0, 2, 404), patch(1, 2, 200)}),
         // A failed POST is not retried and not remembered: the next repeat POSTs again.
-        SeriesCase{"a_failed_post_starts_no_series",
-                   {{"u1", "a became leader", "POST", 0, 1, 500},
-                    {"u1", "a became leader", "POST", 0, 1, 201}},
-                   1,
-                   1},
+        series("a_failed_post_starts_no_series", 1, 1, {post(500), post(201)}),
         // A failed PATCH does not count: the next repeat sets the same count again.
-        SeriesCase{"a_failed_patch_does_not_count",
-                   {{"u1", "a became leader", "POST", 0, 1, 201},
-                    {"u1", "a became leader", "PATCH", 0, 2, 503},
-                    {"u1", "a became leader", "PATCH", 0, 2, 200},
-                    {"u1", "a became leader", "PATCH", 0, 3, 200}},
-                   3,
-                   1}),
+        series("a_failed_patch_does_not_count", 3, 1,
+               {post(201), patch(0, 2, 503), patch(0, 2, 200), patch(0, 3, 200)})),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(EventRecorderTest, AFailureIsReportedWithoutRetrying) {

@@ -5,8 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "FakeApiClient.h"
-#include "LeaseJson.h"
+#include "LeaseStoreFixture.h"
 #include "kube/LeaseClient.h"
 
 namespace leasehold::testing_support {
@@ -29,36 +28,25 @@ class ForwardingObserver : public election::LeaseObserver {
   std::vector<std::string> log;
 };
 
-class LastSeenLeaseStoreTest : public ::testing::Test {
+class LastSeenLeaseStoreTest : public LeaseStoreFixture {
  protected:
   LastSeenLeaseStoreTest()
       : client(api, clock, kube::LeaseTarget{kLeaseName, kNs, "", ""}, {}, [] { return 0.0; }),
         store(std::make_unique<kube::LastSeenLeaseStore>(client)) {}
 
-  election::LeaseRecord someRecord(const std::string& rv) {
-    election::LeaseRecord r;
-    std::string error;
-    EXPECT_TRUE(kube::decodeLease(leaseBody("a", rv), r, error)) << error;
-    return r;
-  }
-
-  StoreResult run(const std::string& op) {
-    std::optional<StoreResult> got;
-    auto done = [&](StoreResult r) { got = std::move(r); };
-    if (op == "get") store->get(done);
-    if (op == "create") store->create(someRecord("1"), done);
-    if (op == "update") store->update(someRecord("1"), done);
-    clock.runDue();
-    EXPECT_TRUE(got);
-    return got.value_or(StoreResult::error(StoreStatus::kFatal, "no answer"));
-  }
-
   std::string lastRv() const {
     return store->last() ? store->last()->resourceVersion.value : "none";
   }
+  // The store watching for `observer`: the LIST found resourceVersion 10 held by "a", and the
+  // watch stream is asked for (the test opens it).
+  std::shared_ptr<FakeApiClient::Stream> watching(election::LeaseObserver& observer) {
+    api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
+    auto s = api.expect("GET", kCollection).query(::testing::HasSubstr("watch=true")).stream();
+    store->watch(&observer);
+    clock.runDue();
+    return s;
+  }
 
-  time::FakeClock clock;
-  FakeApiClient api{clock};
   kube::LeaseClient client;
   std::unique_ptr<kube::LastSeenLeaseStore> store;
 };
@@ -88,9 +76,8 @@ TEST_P(LastSeenTableTest, RemembersTheLastRecordAnswered) {
   for (const Step& step : GetParam().steps) {
     SCOPED_TRACE(std::string(step.op) + " " + std::to_string(step.code));
     const std::string op = step.op;
-    const std::string method = op == "get" ? "GET" : op == "create" ? "POST" : "PUT";
-    api.expect(method, op == "create" ? kCollection : kObject).respond(step.code, step.body);
-    EXPECT_EQ(run(op).status, step.want);
+    api.expect(methodOf(op), pathOf(op)).respond(step.code, step.body);
+    EXPECT_EQ(run(*store, op, decoded(leaseBody("a", "1"))).status, step.want);
     EXPECT_EQ(lastRv(), step.wantLast);
   }
 }
@@ -123,10 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(LastSeenLeaseStoreTest, WatchNotificationsAreRememberedAndPassedOn) {
   ForwardingObserver observer;
-  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
-  auto s = api.expect("GET", kCollection).query(::testing::HasSubstr("watch=true")).stream();
-  store->watch(&observer);
-  clock.runDue();
+  auto s = watching(observer);
   EXPECT_EQ(lastRv(), "10");
   s->open();
   s->send(watchEvent("MODIFIED", "b", "13"));
@@ -139,25 +123,10 @@ TEST_F(LastSeenLeaseStoreTest, WatchNotificationsAreRememberedAndPassedOn) {
 
 TEST_F(LastSeenLeaseStoreTest, GoingAwayStopsTheWatch) {
   ForwardingObserver observer;
-  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
-  auto s = api.expect("GET", kCollection).query(::testing::HasSubstr("watch=true")).stream();
-  store->watch(&observer);
-  clock.runDue();
+  auto s = watching(observer);
   s->open();
   store.reset();
   EXPECT_TRUE(s->cancelled());
-}
-
-TEST_F(LastSeenLeaseStoreTest, AnAnswerArrivingAfterItIsGoneStillReachesTheCaller) {
-  auto held = api.expect("GET", kObject).hold();
-  bool called = false;
-  store->get([&](StoreResult r) {
-    called = true;
-    EXPECT_EQ(r.status, StoreStatus::kOk);
-  });
-  store.reset();
-  held->reply(200, leaseBody("a", "5"));
-  EXPECT_TRUE(called);
 }
 
 }  // namespace

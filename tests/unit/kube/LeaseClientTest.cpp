@@ -5,8 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "FakeApiClient.h"
-#include "LeaseJson.h"
+#include "LeaseStoreFixture.h"
 
 namespace leasehold::testing_support {
 namespace {
@@ -18,7 +17,7 @@ using ::testing::Not;
 using ::testing::Truly;
 using json = nlohmann::json;
 
-class LeaseClientTest : public ::testing::Test {
+class LeaseClientTest : public LeaseStoreFixture {
  protected:
   LeaseClientTest() {
     options.requestDeadline = std::chrono::milliseconds(2500);
@@ -27,28 +26,10 @@ class LeaseClientTest : public ::testing::Test {
         [] { return 0.0; });
   }
 
-  election::LeaseRecord decoded(const std::string& body) {
-    election::LeaseRecord r;
-    std::string error;
-    EXPECT_TRUE(kube::decodeLease(body, r, error)) << error;
-    return r;
-  }
-
-  // Runs one operation and delivers its answer; the result must not arrive from inside the call.
   StoreResult run(const std::string& op, const election::LeaseRecord& record) {
-    std::optional<StoreResult> got;
-    auto done = [&](StoreResult r) { got = std::move(r); };
-    if (op == "get") client->get(done);
-    if (op == "create") client->create(record, done);
-    if (op == "update") client->update(record, done);
-    EXPECT_FALSE(got) << "answered from inside the call";
-    clock.runDue();
-    EXPECT_TRUE(got) << "no answer";
-    return got.value_or(StoreResult::error(StoreStatus::kFatal, "no answer"));
+    return LeaseStoreFixture::run(*client, op, record);
   }
 
-  time::FakeClock clock;
-  FakeApiClient api{clock};
   kube::LeaseClientOptions options;
   std::unique_ptr<kube::LeaseClient> client;
 };
@@ -63,6 +44,12 @@ struct AnswerCase {
   const char* messageHas;
 };
 
+// A function, not braces, so that clang-format keeps each case of the table on a line or two.
+AnswerCase answer(const char* name, const char* op, int code, std::string body, StoreStatus want,
+                  const char* messageHas, std::optional<std::chrono::seconds> retryAfter = {}) {
+  return {name, op, code, std::move(body), retryAfter, want, messageHas};
+}
+
 void PrintTo(const AnswerCase& c, std::ostream* os) {
   *os << c.name;
 }
@@ -73,8 +60,7 @@ class LeaseClientAnswerTest : public LeaseClientTest,
 TEST_P(LeaseClientAnswerTest, MapsTheAnswerOntoTheElectionsOutcome) {
   const AnswerCase& c = GetParam();
   const std::string op = c.op;
-  const std::string method = op == "get" ? "GET" : op == "create" ? "POST" : "PUT";
-  auto& e = api.expect(method, op == "create" ? kCollection : kObject).verb(op);
+  auto& e = api.expect(methodOf(op), pathOf(op)).verb(op);
   if (c.code == 0) {
     e.noAnswer(c.body);
   } else {
@@ -107,115 +93,47 @@ const std::string kExists = statusBody(409, "AlreadyExists", "leases \"l\" alrea
 INSTANTIATE_TEST_SUITE_P(
     Table, LeaseClientAnswerTest,
     ::testing::Values(
-        AnswerCase{"get_200", "get", 200, leaseBody("a", "8"), {}, StoreStatus::kOk, ""},
-        AnswerCase{"get_404",
-                   "get",
-                   404,
-                   statusBody(404, "NotFound", "leases \"l\" not found"),
-                   {},
-                   StoreStatus::kNotFound,
-                   "404 NotFound: leases \"l\" not found"},
-        AnswerCase{"create_201", "create", 201, leaseBody("a", "1"), {}, StoreStatus::kOk, ""},
-        AnswerCase{"create_409_exists",
-                   "create",
-                   409,
-                   kExists,
-                   {},
-                   StoreStatus::kAlreadyExists,
-                   "409 AlreadyExists"},
+        answer("get_200", "get", 200, leaseBody("a", "8"), StoreStatus::kOk, ""),
+        answer("get_404", "get", 404, statusBody(404, "NotFound", "leases \"l\" not found"),
+               StoreStatus::kNotFound, "404 NotFound: leases \"l\" not found"),
+        answer("create_201", "create", 201, leaseBody("a", "1"), StoreStatus::kOk, ""),
+        answer("create_409_exists", "create", 409, kExists, StoreStatus::kAlreadyExists,
+               "409 AlreadyExists"),
         // A 409 on create is AlreadyExists whatever the body says.
-        AnswerCase{"create_409_plain",
-                   "create",
-                   409,
-                   "conflict",
-                   {},
-                   StoreStatus::kAlreadyExists,
-                   "409: conflict"},
-        AnswerCase{"update_200", "update", 200, leaseBody("a", "8"), {}, StoreStatus::kOk, ""},
-        AnswerCase{"update_409_conflict",
-                   "update",
-                   409,
-                   kConflict,
-                   {},
-                   StoreStatus::kConflict,
-                   "the object has been modified"},
-        AnswerCase{"update_409_exists",
-                   "update",
-                   409,
-                   kExists,
-                   {},
-                   StoreStatus::kAlreadyExists,
-                   "AlreadyExists"},
-        AnswerCase{"update_404",
-                   "update",
-                   404,
-                   statusBody(404, "NotFound", "gone"),
-                   {},
-                   StoreStatus::kNotFound,
-                   "gone"},
-        AnswerCase{"update_no_answer",
-                   "update",
-                   0,
-                   "timed out after 2.5s",
-                   {},
-                   StoreStatus::kTransient,
-                   "no answer: timed out after 2.5s"},
-        AnswerCase{"update_429_retry_after", "update", 429, "Too many requests, please try again",
-                   std::chrono::seconds(3), StoreStatus::kTransient, "429: Too many requests"},
-        AnswerCase{"update_500",
-                   "update",
-                   500,
-                   statusBody(500, "InternalError", "etcd"),
-                   {},
-                   StoreStatus::kTransient,
-                   "500 InternalError: etcd"},
-        AnswerCase{"get_503", "get", 503, "unavailable", {}, StoreStatus::kTransient, "503"},
-        AnswerCase{"get_401",
-                   "get",
-                   401,
-                   statusBody(401, "Unauthorized", "Unauthorized"),
-                   {},
-                   StoreStatus::kFatal,
-                   "401 Unauthorized"},
-        AnswerCase{"update_403",
-                   "update",
-                   403,
-                   statusBody(403, "Forbidden", "cannot update resource \"leases\""),
-                   {},
-                   StoreStatus::kFatal,
-                   "403 Forbidden"},
-        AnswerCase{"update_422",
-                   "update",
-                   422,
-                   statusBody(422, "Invalid", "spec: Invalid"),
-                   {},
-                   StoreStatus::kFatal,
-                   "422 Invalid"},
-        AnswerCase{"get_400", "get", 400, "bad", {}, StoreStatus::kFatal, "400"},
+        answer("create_409_plain", "create", 409, "conflict", StoreStatus::kAlreadyExists,
+               "409: conflict"),
+        answer("update_200", "update", 200, leaseBody("a", "8"), StoreStatus::kOk, ""),
+        answer("update_409_conflict", "update", 409, kConflict, StoreStatus::kConflict,
+               "the object has been modified"),
+        answer("update_409_exists", "update", 409, kExists, StoreStatus::kAlreadyExists,
+               "AlreadyExists"),
+        answer("update_404", "update", 404, statusBody(404, "NotFound", "gone"),
+               StoreStatus::kNotFound, "gone"),
+        answer("update_no_answer", "update", 0, "timed out after 2.5s", StoreStatus::kTransient,
+               "no answer: timed out after 2.5s"),
+        answer("update_429_retry_after", "update", 429, "Too many requests, please try again",
+               StoreStatus::kTransient, "429: Too many requests", std::chrono::seconds(3)),
+        answer("update_500", "update", 500, statusBody(500, "InternalError", "etcd"),
+               StoreStatus::kTransient, "500 InternalError: etcd"),
+        answer("get_503", "get", 503, "unavailable", StoreStatus::kTransient, "503"),
+        answer("get_401", "get", 401, statusBody(401, "Unauthorized", "Unauthorized"),
+               StoreStatus::kFatal, "401 Unauthorized"),
+        answer("update_403", "update", 403,
+               statusBody(403, "Forbidden", "cannot update resource \"leases\""),
+               StoreStatus::kFatal, "403 Forbidden"),
+        answer("update_422", "update", 422, statusBody(422, "Invalid", "spec: Invalid"),
+               StoreStatus::kFatal, "422 Invalid"),
+        answer("get_400", "get", 400, "bad", StoreStatus::kFatal, "400"),
         // A 2xx whose body is not a Lease: the write may well have been applied, so the election
         // must treat it like a lost answer, not as success or a fatal error.
-        AnswerCase{"get_200_not_json",
-                   "get",
-                   200,
-                   "{",
-                   {},
-                   StoreStatus::kTransient,
-                   "200 with a malformed body"},
-        AnswerCase{"update_200_bad_field",
-                   "update",
-                   200,
-                   R"({"kind":"Lease","metadata":{"resourceVersion":"8"},)"
-                   R"("spec":{"leaseTransitions":"x"}})",
-                   {},
-                   StoreStatus::kTransient,
-                   "leaseTransitions"},
-        AnswerCase{"create_201_empty",
-                   "create",
-                   201,
-                   "",
-                   {},
-                   StoreStatus::kTransient,
-                   "201 with a malformed body"}),
+        answer("get_200_not_json", "get", 200, "{", StoreStatus::kTransient,
+               "200 with a malformed body"),
+        answer("update_200_bad_field", "update", 200,
+               R"({"kind":"Lease","metadata":{"resourceVersion":"8"},)"
+               R"("spec":{"leaseTransitions":"x"}})",
+               StoreStatus::kTransient, "leaseTransitions"),
+        answer("create_201_empty", "create", 201, "", StoreStatus::kTransient,
+               "201 with a malformed body")),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(LeaseClientTest, GetDecodesTheLeaseAndUsesTheRequestDeadline) {

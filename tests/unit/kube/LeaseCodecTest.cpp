@@ -1,5 +1,5 @@
-// Lease wire format: decoding real kube-apiserver bodies (from ../shared/golden) and encoding
-// writes that preserve everything the sidecar does not own.
+// Lease wire format: decoding a real kube-apiserver body (in the shape of tests/apiserver/golden)
+// and encoding writes that preserve everything the sidecar does not own.
 #include "kube/LeaseCodec.h"
 
 #include <gtest/gtest.h>
@@ -14,10 +14,16 @@ using nlohmann::json;
 const char* kGoldenGet =
     R"j({"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"lease-a","namespace":"golden","uid":"0b3c","resourceVersion":"213","creationTimestamp":"2026-11-30T10:00:00Z","labels":{"team":"x"},"annotations":{"leasehold.io/holder-pod":"web-0","leasehold.io/holder-address":"10.1.2.3","other":"keep"},"managedFields":[{"manager":"leasehold","operation":"Update"}]},"spec":{"holderIdentity":"node-1_1111","leaseDurationSeconds":15,"acquireTime":"2026-01-02T03:04:05.123456Z","renewTime":"2026-01-02T03:04:09.000001Z","leaseTransitions":4,"futureField":true}})j";
 
-TEST(LeaseCodecTest, DecodesAGoldenLease) {
+// kGoldenGet decoded; the tests below fail if it does not decode.
+election::LeaseRecord golden() {
   election::LeaseRecord r;
   std::string error;
-  ASSERT_TRUE(decodeLease(kGoldenGet, r, error)) << error;
+  EXPECT_TRUE(decodeLease(kGoldenGet, r, error)) << error;
+  return r;
+}
+
+TEST(LeaseCodecTest, DecodesAGoldenLease) {
+  const election::LeaseRecord r = golden();
   EXPECT_EQ(r.holderIdentity, "node-1_1111");
   EXPECT_EQ(r.leaseDurationSeconds, 15);
   EXPECT_EQ(r.leaseTransitions, 4);
@@ -29,9 +35,7 @@ TEST(LeaseCodecTest, DecodesAGoldenLease) {
 }
 
 TEST(LeaseCodecTest, WritePreservesUnownedFieldsAndSetsTheCasCondition) {
-  election::LeaseRecord r;
-  std::string error;
-  ASSERT_TRUE(decodeLease(kGoldenGet, r, error));
+  election::LeaseRecord r = golden();
   r.holderIdentity = "web-1_abc";
   r.leaseTransitions = 5;
   r.renewTime = parseMicroTime("2026-11-30T10:00:01.5Z");
@@ -51,9 +55,7 @@ TEST(LeaseCodecTest, WritePreservesUnownedFieldsAndSetsTheCasCondition) {
 }
 
 TEST(LeaseCodecTest, ReleaseDropsHolderAnnotationsAndCreateHasNoResourceVersion) {
-  election::LeaseRecord r;
-  std::string error;
-  ASSERT_TRUE(decodeLease(kGoldenGet, r, error));
+  election::LeaseRecord r = golden();
   r.holderIdentity.clear();
   const json released = json::parse(encodeLease(r, {"lease-a", "golden", "web-0", ""}, false));
   EXPECT_EQ(released.at("spec").at("holderIdentity"), "");

@@ -1,6 +1,7 @@
 // LeaseWatch (through LeaseClient::watch) on FakeApiClient and FakeClock: LIST then WATCH from
 // the list's resourceVersion, bookmarks, resuming from the last resourceVersion, 410 (as an
-// ERROR event and as a plain answer) -> relist, 401/403 -> polling for a minute, backoff, and
+// ERROR event and as a plain answer) -> relist, 401/403 -> polling with a retry after 1 s
+// doubling to a minute, backoff, and
 // the randomised watch rotation. Long because every transition of the watch's state machine
 // is its own scripted exchange.
 #include "kube/LeaseWatch.h"
@@ -250,19 +251,20 @@ INSTANTIATE_TEST_SUITE_P(
                    0ms,
                    {},
                    false},
-        // Denied: the elector polls; asking again every 500 ms would only flood the audit log.
-        EndingCase{"forbidden_polls_and_relists_after_a_minute",
+        // Denied: the elector polls; the first retry comes after a second (a starting API server
+        // refuses until its RBAC cache syncs), later ones less often (AForbiddenList...).
+        EndingCase{"forbidden_polls_and_relists_after_a_second",
                    [](auto& s) { s.status(403, kForbidden); },
                    true,
                    "",
-                   60s,
+                   1s,
                    {"unhealthy"},
                    false},
-        EndingCase{"unauthorized_polls_and_relists_after_a_minute",
+        EndingCase{"unauthorized_polls_and_relists_after_a_second",
                    [](auto& s) { s.status(401, statusBody(401, "Unauthorized", "Unauthorized")); },
                    true,
                    "",
-                   60s,
+                   1s,
                    {"unhealthy"},
                    false},
         EndingCase{"server_error_polls_and_relists_after_the_backoff",
@@ -360,17 +362,38 @@ TEST_F(LeaseWatchTest, ListFailuresBackOffDoublingUpToThirtySeconds) {
               ElementsAre("unhealthy", "lease a 10", "healthy", "lease b 13", "unhealthy"));
 }
 
-TEST_F(LeaseWatchTest, AForbiddenListPollsForAMinute) {
+// A Role that stays missing costs one LIST a minute at most, once the refusals have gone on
+// for two minutes; an accepted watch starts the count again.
+TEST_F(LeaseWatchTest, RefusalsAreRetriedAfterASecondThenLessOftenUpToAMinute) {
   api.expect("GET", kListPath).respond(403, kForbidden);
   client->watch(&observer);
   clock.runDue();
   EXPECT_THAT(observer.log, ElementsAre("unhealthy"));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_THAT(problems[0], HasSubstr("list: 403 Forbidden"));
+  for (const time::Duration wait : {1s, 2s, 4s, 8s, 16s, 32s, 60s, 60s}) {
+    api.expect("GET", kListPath).respond(403, kForbidden);
+    advanceExactly(wait);
+  }
+  // RBAC fixed: the list passes, but the watch is still refused once (a cache behind).
+  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
+  auto refusedWatch = api.expect("GET", watchPath("12")).stream();
+  advanceExactly(60s);
+  refusedWatch->status(403, kForbidden);
   api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
   auto s = api.expect("GET", watchPath("12")).stream();
   advanceExactly(60s);
-  EXPECT_TRUE(s->opened());
+  s->open();
+  s->send(watchEvent("MODIFIED", "b", "13"));
+  // Accepted: a refusal later (the server's timeout, then a stale cache) waits a second again.
+  auto resumed = api.expect("GET", watchPath("13")).stream();
+  s->end();
+  resumed->status(403, kForbidden);
+  api.expect("GET", kListPath).respond(200, leaseListBody("14", "b", "13"));
+  auto again = api.expect("GET", watchPath("14")).stream();
+  advanceExactly(1s);
+  EXPECT_TRUE(again->opened());
+  EXPECT_EQ(problems.size(), 3u) << "refused, restored, refused again";
 }
 
 // Rotation: each watch asks the server to end it after a random time in [T, 2T), like

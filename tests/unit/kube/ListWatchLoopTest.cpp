@@ -65,10 +65,10 @@ TEST_F(ListWatchLoopTest, SendsTheSelectorAndNamesTheSubject) {
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].rfind("group watch unavailable, polling instead: list: ", 0), 0u)
       << problems[0];
-  // Denied: the next LIST waits a minute.
+  // Denied: the next LIST waits a second (LeaseWatchTest has the doubling to a minute).
   api.expect("GET", kListPath).verb("list").respond(200, leaseListBody("12", "a", "10"));
   auto s = api.expect("GET", watchPath("12")).verb("watch").stream();
-  clock.advance(59999ms);
+  clock.advance(999ms);
   EXPECT_FALSE(s->opened());
   clock.advance(1ms);
   ASSERT_TRUE(s->opened());

@@ -57,12 +57,34 @@ struct Harness {
       exitCode = c;
     };
   }
+  // The command on this harness, run until it waits; `o` must outlive it.
+  template <class C>
+  std::unique_ptr<C> run(const PluginOptions& o) {
+    auto command = std::make_unique<C>(CommandContext{api, clock, o, "ns", kServer, console()});
+    command->run(done());
+    clock.runDue();
+    return command;
+  }
+  // The first GET finds the Lease held by web-0 (pod web-0-pod), term 3, resourceVersion 7.
+  void leaseHeldByWeb0() {
+    api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  }
 };
 
 PluginOptions options(Command c, const std::string& name) {
   PluginOptions o;
   o.command = c;
   o.name = name;
+  return o;
+}
+
+// handover demo --to `to`, with --wait --timeout `wait` when given.
+PluginOptions handoverTo(const std::string& to,
+                         std::optional<std::chrono::milliseconds> wait = std::nullopt) {
+  PluginOptions o = options(Command::kHandover, "demo");
+  o.to = to;
+  o.wait = wait.has_value();
+  o.timeout = wait;
   return o;
 }
 
@@ -89,9 +111,7 @@ TEST(GetCommandTest, OneLeaseAndTheFailures) {
     Harness h;
     const auto o = options(Command::kGet, "demo");
     h.api.expect("GET", kItem).verb("get").respond(c.code, c.body);
-    GetCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-    cmd.run(h.done());
-    h.clock.runDue();
+    auto cmd = h.run<GetCommand>(o);
     EXPECT_EQ(h.exitCode, c.exitCode);
     if (c.out.empty())
       EXPECT_EQ(h.out, "");
@@ -109,9 +129,7 @@ TEST(GetCommandTest, ListsTheNamespaceOrEveryNamespace) {
   Harness h;
   auto o = options(Command::kGet, "");
   h.api.expect("GET", kCollection).verb("list").respond(200, R"({"items":[]})");
-  GetCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<GetCommand>(o);
   EXPECT_EQ(h.exitCode, 0);
   EXPECT_EQ(h.info, "No leases found in namespace \"ns\".\n");
 
@@ -119,9 +137,7 @@ TEST(GetCommandTest, ListsTheNamespaceOrEveryNamespace) {
   o.allNamespaces = true;
   json list{{"items", {leaseJson("web-0", "7", 3)}}};
   all.api.expect("GET", "/apis/coordination.k8s.io/v1/leases").respond(200, list.dump());
-  GetCommand cmdAll({all.api, all.clock, o, "ns", kServer, all.console()});
-  cmdAll.run(all.done());
-  all.clock.runDue();
+  auto cmdAll = all.run<GetCommand>(o);
   EXPECT_EQ(all.exitCode, 0);
   EXPECT_THAT(all.out, HasSubstr("NAMESPACE   NAME"));
   EXPECT_THAT(all.out, HasSubstr("ns          demo"));
@@ -131,9 +147,7 @@ TEST(GetCommandTest, UnreachableServerIsOneLine) {
   Harness h;
   const auto o = options(Command::kGet, "demo");
   h.api.expect("GET", kItem).noAnswer("connect: Connection refused");
-  GetCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<GetCommand>(o);
   EXPECT_EQ(h.exitCode, 1);
   EXPECT_EQ(h.err,
             "cannot reach the API server at https://127.0.0.1:6443 (get lease \"demo\"): "
@@ -142,11 +156,8 @@ TEST(GetCommandTest, UnreachableServerIsOneLine) {
 
 TEST(HandoverCommandTest, PatchesTheAnnotationThenWaitsForTheNamedHolder) {
   Harness h;
-  auto o = options(Command::kHandover, "demo");
-  o.to = "web-1-pod";  // by pod name
-  o.wait = true;
-  o.timeout = 30s;
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  const auto o = handoverTo("web-1-pod", 30s);  // by pod name
+  h.leaseHeldByWeb0();
   h.api.expect("PATCH", kItem)
       .verb("patch")
       .contentType("application/merge-patch+json")
@@ -156,9 +167,7 @@ TEST(HandoverCommandTest, PatchesTheAnnotationThenWaitsForTheNamedHolder) {
   auto watch = h.api.expect("GET", kCollection)
                    .query(HasSubstr("fieldSelector=metadata.name%3Ddemo&resourceVersion=8&"))
                    .stream();
-  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<HandoverCommand>(o);
   h.clock.advance(5ms);
   ASSERT_TRUE(watch->opened());
   EXPECT_THAT(h.out, HasSubstr("handover requested: lease ns/demo from web-0 (pod web-0-pod) to "
@@ -178,16 +187,11 @@ TEST(HandoverCommandTest, PatchesTheAnnotationThenWaitsForTheNamedHolder) {
 
 TEST(HandoverCommandTest, TimesOutWithOneLine) {
   Harness h;
-  auto o = options(Command::kHandover, "demo");
-  o.to = "nobody";
-  o.wait = true;
-  o.timeout = 2s;
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  const auto o = handoverTo("nobody", 2s);
+  h.leaseHeldByWeb0();
   h.api.expect("PATCH", kItem).respond(200, leaseJson("web-0", "8", 3, "nobody").dump());
   auto watch = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=8")).stream();
-  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<HandoverCommand>(o);
   watch->open();
   h.clock.advance(1999ms);
   EXPECT_EQ(h.exitCode, -1);
@@ -201,13 +205,10 @@ TEST(HandoverCommandTest, TimesOutWithOneLine) {
 
 TEST(HandoverCommandTest, RefusedPatchNamesTheVerb) {
   Harness h;
-  auto o = options(Command::kHandover, "demo");
-  o.to = "web-1";
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  const auto o = handoverTo("web-1");
+  h.leaseHeldByWeb0();
   h.api.expect("PATCH", kItem).respond(403, statusBody(403, "Forbidden", "no"));
-  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<HandoverCommand>(o);
   h.clock.runDue();
   EXPECT_EQ(h.exitCode, 1);
   EXPECT_THAT(h.err, HasSubstr("forbidden (403): not allowed to patch leases"));
@@ -216,14 +217,9 @@ TEST(HandoverCommandTest, RefusedPatchNamesTheVerb) {
 
 TEST(HandoverCommandTest, AlreadyHeldByTheNamedReplicaWritesNothing) {
   Harness h;
-  auto o = options(Command::kHandover, "demo");
-  o.to = "web-0";
-  o.wait = true;
-  o.timeout = 30s;
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
-  HandoverCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  const auto o = handoverTo("web-0", 30s);
+  h.leaseHeldByWeb0();
+  auto cmd = h.run<HandoverCommand>(o);
   EXPECT_EQ(h.exitCode, 0);
   EXPECT_THAT(h.out, HasSubstr("already held by web-0"));
 }
@@ -232,12 +228,10 @@ TEST(WatchCommandTest, OneLinePerHolderOrTokenChange) {
   Harness h;
   auto o = options(Command::kWatch, "demo");
   o.maxEvents = 4;
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h.leaseHeldByWeb0();
   auto first = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=7&")).stream();
   auto second = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=9&")).stream();
-  WatchCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<WatchCommand>(o);
   ASSERT_TRUE(first->opened());
   first->open();
   first->send(event("MODIFIED", leaseJson("web-0", "8", 3)));  // a renewal: no line
@@ -260,23 +254,19 @@ TEST(WatchCommandTest, OneLinePerHolderOrTokenChange) {
 TEST(WatchCommandTest, StopEndsCleanlyAndARefusedWatchIsOneLine) {
   Harness h;
   auto o = options(Command::kWatch, "demo");
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h.leaseHeldByWeb0();
   auto s = h.api.expect("GET", kCollection).query(HasSubstr("watch=true")).stream();
-  WatchCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<WatchCommand>(o);
   s->status(403, statusBody(403, "Forbidden", "cannot watch"));
   EXPECT_EQ(h.exitCode, 1);
   EXPECT_THAT(h.err, HasSubstr("forbidden (403): not allowed to watch leases"));
 
   Harness h2;
-  h2.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h2.leaseHeldByWeb0();
   auto s2 = h2.api.expect("GET", kCollection).query(HasSubstr("watch=true")).stream();
-  WatchCommand cmd2({h2.api, h2.clock, o, "ns", kServer, h2.console()});
-  cmd2.run(h2.done());
-  h2.clock.runDue();
+  auto cmd2 = h2.run<WatchCommand>(o);
   s2->open();
-  cmd2.stop();
+  cmd2->stop();
   EXPECT_EQ(h2.exitCode, 0);
   EXPECT_TRUE(s2->cancelled());
 }
@@ -284,7 +274,7 @@ TEST(WatchCommandTest, StopEndsCleanlyAndARefusedWatchIsOneLine) {
 TEST(WatchCommandTest, RereadsOn410AndGivesUpAfterThreeBreaksInARow) {
   Harness h;
   auto o = options(Command::kWatch, "demo");
-  h.api.expect("GET", kItem).respond(200, leaseJson("web-0", "7", 3).dump());
+  h.leaseHeldByWeb0();
   auto s1 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=7&")).stream();
   // 410 Expired in the stream: read the Lease again, watch from its resourceVersion.
   h.api.expect("GET", kItem).respond(200, leaseJson("web-1", "20", 4).dump());
@@ -294,9 +284,7 @@ TEST(WatchCommandTest, RereadsOn410AndGivesUpAfterThreeBreaksInARow) {
   auto s3 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=21&")).stream();
   h.api.expect("GET", kItem).respond(200, leaseJson("web-1", "22", 4).dump());
   auto s4 = h.api.expect("GET", kCollection).query(HasSubstr("resourceVersion=22&")).stream();
-  WatchCommand cmd({h.api, h.clock, o, "ns", kServer, h.console()});
-  cmd.run(h.done());
-  h.clock.runDue();
+  auto cmd = h.run<WatchCommand>(o);
   s1->open();
   s1->send(json{{"type", "ERROR"},
                 {"object", json::parse(statusBody(410, "Expired", "too old resource version"))}}

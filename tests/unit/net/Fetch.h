@@ -1,5 +1,7 @@
 #pragma once
 // Runs one ordinary request to completion on the test's io_context.
+#include <gtest/gtest.h>
+
 #include <optional>
 
 #include "EventLoop.h"
@@ -19,6 +21,18 @@ inline std::optional<HttpsClient::Result> fetch(boost::asio::io_context& io, Htt
   client.request(std::move(request), [&](HttpsClient::Result r) { result = std::move(r); });
   runUntil(io, [&] { return result.has_value(); });
   return result;
+}
+
+// The request was answered, with the failure `kind`.
+inline ::testing::AssertionResult failedWith(const std::optional<HttpsClient::Result>& result,
+                                             HttpsClient::Error::Kind kind) {
+  if (!result) return ::testing::AssertionFailure() << "no answer";
+  if (result->ok()) return ::testing::AssertionFailure() << "succeeded";
+  if (result->error().kind != kind) {
+    return ::testing::AssertionFailure()
+           << HttpsClient::kindName(result->error().kind) << ": " << result->error().message;
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace leasehold::net::test

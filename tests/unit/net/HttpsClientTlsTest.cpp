@@ -1,4 +1,5 @@
 // TLS against a real OpenSSL server: chain and hostname verification, SNI, client certificates.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <boost/asio/post.hpp>
@@ -13,6 +14,7 @@ namespace leasehold::net::test {
 namespace {
 
 using Kind = HttpsClient::Error::Kind;
+using ::testing::HasSubstr;
 
 class HttpsClientTlsTest : public ::testing::Test {
  protected:
@@ -59,36 +61,43 @@ TEST_F(HttpsClientTlsTest, VerifiesDnsNameAndSendsSni) {
   EXPECT_EQ(server->lastConnection()->sni(), "localhost");
 }
 
-TEST_F(HttpsClientTlsTest, FailsWithWrongCa) {
-  auto server = serve(certs.server);
-  HttpsClient client(io, server->url(), trusting(certs.otherCaPem));
-  auto result = fetch(io, client, get("/x"));
-  ASSERT_TRUE(result);
-  ASSERT_FALSE(result->ok());
-  EXPECT_EQ(result->error().kind, Kind::Tls);
-  EXPECT_NE(result->error().message.find("verif"), std::string::npos) << result->error().message;
+// A certificate the client cannot verify: the handshake fails, with the reason in the message.
+struct RefusalCase {
+  const char* name;
+  KeyPair TestCertificates::*serverCert;
+  std::string TestCertificates::*trustedCa;
+  std::string serverName;  // TlsOptions::serverName ("" = the URL's host)
+  const char* messageHas;
+};
+
+void PrintTo(const RefusalCase& c, std::ostream* os) {
+  *os << c.name;
 }
 
-TEST_F(HttpsClientTlsTest, FailsOnHostnameMismatch) {
-  auto server = serve(certs.serverNamed);  // only DNS:kube.internal
-  HttpsClient client(io, server->url(), trusting(certs.caPem));
-  auto result = fetch(io, client, get("/x"));
-  ASSERT_TRUE(result);
-  ASSERT_FALSE(result->ok());
-  EXPECT_EQ(result->error().kind, Kind::Tls);
-  EXPECT_NE(result->error().message.find("mismatch"), std::string::npos) << result->error().message;
-}
+class HttpsClientTlsRefusalTest : public HttpsClientTlsTest,
+                                  public ::testing::WithParamInterface<RefusalCase> {};
 
-TEST_F(HttpsClientTlsTest, FailsOnDnsNameMismatch) {
-  auto server = serve(certs.server);
-  TlsOptions tls = trusting(certs.caPem);
-  tls.serverName = "wrong.example";
+TEST_P(HttpsClientTlsRefusalTest, FailsTheHandshake) {
+  const RefusalCase& c = GetParam();
+  auto server = serve(certs.*c.serverCert);
+  TlsOptions tls = trusting(certs.*c.trustedCa);
+  tls.serverName = c.serverName;
   HttpsClient client(io, server->url(), tls);
   auto result = fetch(io, client, get("/x"));
-  ASSERT_TRUE(result);
-  ASSERT_FALSE(result->ok());
-  EXPECT_EQ(result->error().kind, Kind::Tls);
+  ASSERT_TRUE(failedWith(result, Kind::Tls));
+  EXPECT_THAT(result->error().message, HasSubstr(c.messageHas));
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, HttpsClientTlsRefusalTest,
+    ::testing::Values(RefusalCase{"wrong_ca", &TestCertificates::server,
+                                  &TestCertificates::otherCaPem, "", "verif"},
+                      // serverNamed has only DNS:kube.internal, not the URL's IP.
+                      RefusalCase{"hostname_mismatch", &TestCertificates::serverNamed,
+                                  &TestCertificates::caPem, "", "mismatch"},
+                      RefusalCase{"dns_name_mismatch", &TestCertificates::server,
+                                  &TestCertificates::caPem, "wrong.example", ""}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(HttpsClientTlsTest, ServerNameOverrideVerifiesAndSetsSni) {
   auto server = serve(certs.serverNamed);
@@ -116,10 +125,7 @@ TEST_F(HttpsClientTlsTest, CaWithInsecureIsAConfigurationError) {
   tls.insecureSkipVerify = true;
   HttpsClient client(io, "https://127.0.0.1:1", tls);
   ASSERT_TRUE(client.configurationError());
-  auto result = fetch(io, client, get("/x"));
-  ASSERT_TRUE(result);
-  ASSERT_FALSE(result->ok());
-  EXPECT_EQ(result->error().kind, Kind::Tls);
+  EXPECT_TRUE(failedWith(fetch(io, client, get("/x")), Kind::Tls));
 }
 
 TEST_F(HttpsClientTlsTest, PresentsClientCertificate) {

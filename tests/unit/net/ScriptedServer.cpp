@@ -102,6 +102,11 @@ void ScriptedConnection::closeAfterWrites() {
   if (!writing_ && output_.empty()) close();
 }
 
+void ScriptedConnection::resetAfterWrites() {
+  resetOnClose_ = true;
+  closeAfterWrites();
+}
+
 void ScriptedConnection::flush() {
   if (writing_ || closed_) return;
   if (output_.empty()) {
@@ -126,6 +131,7 @@ void ScriptedConnection::close() {
   if (closed_) return;
   closed_ = true;
   error_code ignored;
+  if (resetOnClose_) socket().set_option(asio::socket_base::linger(true, 0), ignored);
   socket().close(ignored);
 }
 

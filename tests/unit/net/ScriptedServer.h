@@ -22,6 +22,9 @@ class ScriptedConnection : public std::enable_shared_from_this<ScriptedConnectio
   void write(std::string bytes);
   // Writes what is queued, then closes.
   void closeAfterWrites();
+  // Writes what is queued, then resets the connection (RST, as a load balancer or proxy does):
+  // the client's next write on it fails, instead of its read finding EOF.
+  void resetAfterWrites();
   void close();
   bool closed() const { return closed_; }
   std::size_t requestCount() const { return requests_.size(); }
@@ -47,6 +50,7 @@ class ScriptedConnection : public std::enable_shared_from_this<ScriptedConnectio
   std::deque<std::string> output_;
   bool writing_ = false;
   bool closeWhenFlushed_ = false;
+  bool resetOnClose_ = false;
   bool closed_ = false;
   std::vector<std::string> requests_;
   std::string sni_;

@@ -180,30 +180,43 @@ TEST_F(LeadershipStreamTest, NoTimerRunsWhileNobodyListens) {
   EXPECT_EQ(clock.armedTimers(), 0u);
 }
 
-TEST_F(LeadershipStreamTest, ASlowClientIsDroppedAndTheOthersStillGetEverything) {
-  auto slow = connect();
-  auto fine = connect();
-  slow->refuseFromNowOn();
-  state.holder = "new";
-  stream.update();
-  EXPECT_EQ(stream.clientCount(), 1u);
-  EXPECT_EQ(fine->events.size(), 2u);
-  state.holder = "newer";
-  stream.update();
-  EXPECT_EQ(fine->events.size(), 3u);
-  EXPECT_EQ(slow->events.size(), 1u);
+// Two ways a client leaves: its buffer fills up (the stream drops it on its next send), or it
+// goes away (the stream forgets it at once). Either way the others still get everything.
+struct LeavingCase {
+  const char* name;
+  void (*leave)(FakeClient&);
+  bool goneAtOnce;  // before the next change is published
+};
+
+void PrintTo(const LeavingCase& c, std::ostream* os) {
+  *os << c.name;
 }
 
-TEST_F(LeadershipStreamTest, AClientThatGoesAwayIsForgotten) {
-  auto a = connect();
-  auto b = connect();
-  a->goAway();
-  EXPECT_EQ(stream.clientCount(), 1u);
+class LeavingClientTest : public LeadershipStreamTest,
+                          public ::testing::WithParamInterface<LeavingCase> {};
+
+TEST_P(LeavingClientTest, IsForgottenAndTheOthersStillGetEverything) {
+  auto leaving = connect();
+  auto staying = connect();
+  GetParam().leave(*leaving);
+  EXPECT_EQ(stream.clientCount(), GetParam().goneAtOnce ? 1u : 2u);
   state.holder = "new";
   stream.update();
-  EXPECT_EQ(a->events.size(), 1u);
-  EXPECT_EQ(b->events.size(), 2u);
+  EXPECT_EQ(stream.clientCount(), 1u);
+  EXPECT_EQ(staying->events.size(), 2u);
+  state.holder = "newer";
+  stream.update();
+  EXPECT_EQ(staying->events.size(), 3u);
+  EXPECT_EQ(leaving->events.size(), 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Table, LeavingClientTest,
+                         ::testing::Values(LeavingCase{"a_slow_client_is_dropped",
+                                                       [](FakeClient& c) { c.refuseFromNowOn(); },
+                                                       false},
+                                           LeavingCase{"a_client_that_goes_away",
+                                                       [](FakeClient& c) { c.goAway(); }, true}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(LeadershipStreamTest, ALateClientStartsFromTheSameStateAsTheOthers) {
   auto a = connect();

@@ -1,7 +1,8 @@
 // The real process side with real, short processes: a process group of its own with the term
 // in its environment, signals that reach grandchildren, what a leader leaves behind, the
 // watchdog's backstop and what it does when the supervisor vanishes, orphans reaped. Every wait
-// has a generous bound (10 s); nothing here measures speed.
+// has a generous bound (10 s); nothing here measures speed. Over 400 lines because every case
+// forks, waits for and reaps real processes step by step, on the process helpers shared here.
 #include "supervise/PosixProcessLauncher.h"
 
 #include <fcntl.h>
@@ -276,10 +277,9 @@ TEST(SupervisorDeathTest, KillNineOfTheSupervisorTakesTheWholeGroup) {
   }
 }
 
-// The supervisor vanishing looks, to the watchdog, like its pipe closing.
-TEST(WatchdogTest, KillsTheGuardedGroupAtOnceWhenThePipeCloses) {
-  auto started = Watchdog::start("/proc/self/exe");
-  ASSERT_TRUE(started.watchdog) << started.problem;
+// A `sleep 1000` in a process group of its own (the group is its pid), for the watchdog to guard.
+// setpgid on both sides: the group exists before either side goes on.
+pid_t sleepingGroup() {
   const pid_t group = ::fork();
   if (group == 0) {
     ::setpgid(0, 0);
@@ -287,6 +287,14 @@ TEST(WatchdogTest, KillsTheGuardedGroupAtOnceWhenThePipeCloses) {
     ::_exit(127);
   }
   ::setpgid(group, group);
+  return group;
+}
+
+// The supervisor vanishing looks, to the watchdog, like its pipe closing.
+TEST(WatchdogTest, KillsTheGuardedGroupAtOnceWhenThePipeCloses) {
+  auto started = Watchdog::start("/proc/self/exe");
+  ASSERT_TRUE(started.watchdog) << started.problem;
+  const pid_t group = sleepingGroup();
   ASSERT_TRUE(started.watchdog->guard(group, time::BootClock::now() + 60s));
   const pid_t watchdogPid = started.watchdog->pid();
   const auto begin = Steady::now();
@@ -302,13 +310,7 @@ TEST(WatchdogTest, KillsTheGuardedGroupAtOnceWhenThePipeCloses) {
 TEST(WatchdogTest, StandingDownLeavesTheGroupAlone) {
   auto started = Watchdog::start("/proc/self/exe");
   ASSERT_TRUE(started.watchdog) << started.problem;
-  const pid_t group = ::fork();
-  if (group == 0) {
-    ::setpgid(0, 0);
-    ::execlp("sleep", "sleep", "1000", nullptr);
-    ::_exit(127);
-  }
-  ::setpgid(group, group);
+  const pid_t group = sleepingGroup();
   ASSERT_TRUE(started.watchdog->guard(group, time::BootClock::now() + 300ms));
   ASSERT_TRUE(started.watchdog->standDown());
   std::this_thread::sleep_for(1s);
@@ -325,17 +327,7 @@ TEST(WatchdogTest, StandingDownLeavesTheGroupAlone) {
 TEST(WatchdogTest, GuardsSeveralGroupsEachAtItsOwnInstant) {
   auto started = Watchdog::start("/proc/self/exe");
   ASSERT_TRUE(started.watchdog) << started.problem;
-  std::vector<pid_t> groups;
-  for (int i = 0; i < 3; i++) {
-    const pid_t g = ::fork();
-    if (g == 0) {
-      ::setpgid(0, 0);
-      ::execlp("sleep", "sleep", "1000", nullptr);
-      ::_exit(127);
-    }
-    ::setpgid(g, g);
-    groups.push_back(g);
-  }
+  const std::vector<pid_t> groups{sleepingGroup(), sleepingGroup(), sleepingGroup()};
   // 0: due soon; 1: guarded, then stood down; 2: guarded long, killed when the supervisor goes.
   const auto begin = Steady::now();  // before the order: a loaded machine may delay what follows
   ASSERT_TRUE(started.watchdog->guard(groups[0], time::BootClock::now() + 300ms));

@@ -2,7 +2,8 @@
 // does not expect. Each case is a script: at time t (since the case began) something happens,
 // and exactly these calls come, in this order, on the way there and from it. Unless a case says
 // otherwise: --kill-grace 3s (so the reap allowance is 100 ms), --drain-timeout 25s,
-// --restart never; "lead 7 10s" means term 7, claim valid until 10 s.
+// --restart never; "lead 7 10s" means term 7, claim valid until 10 s. Long because the scripts
+// are one table (kCases), a row for each of the Supervisor's rules, with every call spelled out.
 #include "supervise/Supervisor.h"
 
 #include <fcntl.h>
