@@ -2,16 +2,17 @@
 
     bench/report.py --plot RESULTS.json   redraws a scale run's PNGs (and its .md) from the
                                           saved JSON alone (bench/plots.py)
+
+Like bench/run (whose scale section runs it so, passing its environment on), it finds
+leasehold_testing (settings imports it) in tests/lib through PYTHONPATH: by hand,
+`PYTHONPATH=tests/lib python3 bench/report.py --plot ...` from the repository.
 """
 import sys
 from pathlib import Path
 
-if __name__ == "__main__":  # settings needs leasehold_testing from tests/lib
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "lib"))
-
-from scale_report import scale_goals, scale_markdown  # noqa: E402
-from settings import BASELINE_LABEL, GOALS  # noqa: E402
-from shards import shards_goals, shards_markdown  # noqa: E402
+from scale_report import scale_goals, scale_markdown
+from settings import BASELINE_LABEL, GOALS
+from shards import shards_goals, shards_markdown
 
 
 # ----------------------------------------------------------------------------------------------

@@ -18,7 +18,11 @@ Lease (3 replicas, scaled timings D=2s R=1.5s P=0.3s, like the failover
 section), and the same series with nothing else running, for both implementations.
 
 Every loop is bounded in count and time; every process is killed when the point ends and, on
-any exception or signal, by the envs' exit (RealServer.__exit__)."""
+any exception or signal, by the envs' exit (RealServer.__exit__).
+
+Why ~430 lines in one file: one section, in three parts only it uses (the control plane's own
+counters, the section's loop, the --quick output check); its report is scale_report.py and its
+pictures plots.py."""
 import os
 import time
 import urllib.request
@@ -27,7 +31,7 @@ from pathlib import Path
 
 from leasehold_testing import AuditLog, Failure, log
 from leasehold_testing.metrics import parse
-from leasehold_testing.proc import cpu_ticks
+from leasehold_testing.proc import cpu_ticks, rss_kb
 from sections import mode_name, split_counts, takeover_entry, takeover_series
 from servers import make_sidecar, short
 from settings import DEFAULT_ARGS, MODES, VERBS, loadavg, summary
@@ -55,16 +59,6 @@ def points_of(prof):
 # cannot say which resource a read was for, and kube-apiserver reads other resources now and
 # then on its own (bursts of ~25 Ranges seen in 10 s with no sidecar request): kube-apiserver's
 # etcd_requests_total{resource="leases"} says which reads were for Leases.
-
-
-def rss_kb(pid):
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
 
 
 def etcd_counts(url):

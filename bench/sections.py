@@ -1,5 +1,10 @@
 """bench/run's measurements: failover and handover, handover on request, API load and footprint,
-/leader throughput and latency next to nginx, startup."""
+/leader throughput and latency next to nginx, startup.
+
+Why ~440 lines in one file: it is the list of the sections bench/run runs one after the other
+(40-110 lines each, independent of each other, in the order of the results); what they share,
+the servers, the settings and the samplers, is in servers.py, settings.py and leasehold_testing.
+"""
 import json
 import os
 import random

@@ -11,13 +11,9 @@ root=$(cd "$here/../.." && pwd)
 out=${1:-$root/build/bench/clientgo}
 mkdir -p "$(dirname "$out")"
 
-export PATH="/usr/local/go/bin:$PATH"
-if ! command -v go >/dev/null 2>&1; then
-  echo "bench/clientgo/build.sh: no Go toolchain (expected /usr/local/go/bin/go)" >&2
-  exit 1
-fi
-export GOFLAGS=-mod=readonly
-export CGO_ENABLED=0
+# shellcheck source-path=SCRIPTDIR/../../tests/realkube source=build.sh
+. "$root/tests/realkube/build.sh"
+use_pinned_go bench/clientgo/build.sh
 cd "$here"
 # Stripped like Kubernetes' release builds of its own components (hack/lib/golang.sh: -s -w).
 go build -trimpath -ldflags="-s -w" -o "$out" .

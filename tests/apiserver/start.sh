@@ -31,6 +31,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../lib/leasehold_testing source=stop_pidfile.sh
+. "$root/tests/lib/leasehold_testing/stop_pidfile.sh"
 
 find_bin() {
   if [ -n "${APISERVER_BIN:-}" ]; then
@@ -83,25 +85,12 @@ make_auth() {
   [ -f "$dir/rbac.yaml" ] || sed -E "s/(namespace|name): golden([,}])/\1: $ns\2/" "$here/golden/rbac.yaml" >"$dir/rbac.yaml"
 }
 
+# URL CA TOKEN OUT [NAMESPACE]: the one kubeconfig writer, the tests' (tests/lib).
 write_kubeconfig() {
-  local url=$1 ca=$2 token=$3 out=$4 ns=${5:-default}
-  cat >"$out" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: $url
-    certificate-authority: $ca
-users:
-- name: test
-  user:
-    token: $token
-contexts:
-- name: test
-  context: {cluster: test, user: test, namespace: $ns}
-current-context: test
-EOF
+  PYTHONPATH="$root/tests/lib${PYTHONPATH:+:$PYTHONPATH}" python3 -c '
+import sys
+from leasehold_testing.kubeconfig import main
+main(sys.argv[1:])' test "$@"
 }
 
 cmd=${1:-}
@@ -159,16 +148,7 @@ kubeconfig)
   ;;
 down)
   dir=${2:?usage: start.sh down DIR}
-  if [ -f "$dir/server.pid" ]; then
-    pid=$(cat "$dir/server.pid")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.05
-    done
-    kill -9 "$pid" 2>/dev/null || true
-    rm -f "$dir/server.pid"
-  fi
+  stop_pidfile "$dir/server.pid" TERM 25
   ;;
 *)
   sed -n '2,30p' "$0"

@@ -40,7 +40,6 @@ Why ~820 lines in one file: nine checks of one chart that share its variants (VA
 test_helm_real.py imports too), the rendering and the object helpers; each check is a function
 of 20-80 lines, one ctest entry each. Running helm itself is leasehold_testing.helm.
 """
-import argparse
 import copy
 import json
 import re
@@ -54,22 +53,14 @@ import jsonschema
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from leasehold_testing import Failure, check, run_steps  # noqa: E402
-from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, deep_merge  # noqa: E402
+from leasehold_testing import Failure, check  # noqa: E402
+from leasehold_testing import chart_suite  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind, deep_merge  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELM_ONLY_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")
 SCHEMA_ERROR = "values don't meet the specifications of the schema"
-
-
-def by_kind(docs):
-    out = {}
-    for _, d in docs:
-        key = (d["kind"], d["metadata"]["name"])
-        check(key not in out, f"{key} rendered twice")
-        out[key] = d
-    return out
 
 
 def load_values():
@@ -818,21 +809,11 @@ CHECKS = {"lint": check_lint, "subchart": check_subchart, "shell": check_shell,
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--helm", type=Path, help="the helm binary (default: build/realkube/bin/helm)")
+    ap = chart_suite.parser()
     ap.add_argument("--sidecar", type=Path, help="the leasehold binary (for `flags`)")
-    ap.add_argument("checks", nargs="*", metavar="CHECK", help=" ".join(CHECKS))
-    args = ap.parse_args()
-    unknown = [c for c in args.checks if c not in CHECKS]
-    if unknown:
-        ap.error(f"unknown check {' '.join(unknown)} (choose from {' '.join(CHECKS)})")
-    try:
-        helm = Helm(args.helm)
-    except HelmMissing as e:
-        print(f"FAIL: {e}")
-        return 1
+    args = chart_suite.parse_names(ap, CHECKS, "check")
     names = args.checks or [c for c in CHECKS if c != "flags" or args.sidecar]
-    return run_steps(names, lambda name: CHECKS[name](helm, args), (Failure, HelmError))
+    return chart_suite.run_offline(args, names, lambda helm, name: CHECKS[name](helm, args))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ test       `helm test` creates the test Pod (hook annotation, native sidecar wit
 uninstall  `helm uninstall`: no object with the release's labels is left, nor helm's release
            Secrets.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -47,8 +46,9 @@ import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
-from leasehold_testing import ControlPlane, Failure, check, log, run_steps, wait_for  # noqa: E402
-from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing, documents  # noqa: E402
+from leasehold_testing import ControlPlane, Failure, check, log, wait_for  # noqa: E402
+from leasehold_testing.chart_suite import parse_names, real_parser, run_real  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind, documents  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 NS = f"lh-helm-{os.getpid()}"
@@ -168,7 +168,7 @@ def step_install(cp, helm, state):
     log(f"ok: helm install on Kubernetes v{helm.kube_version} (chart kubeVersion "
         f"{test_chart.chart_meta()['kubeVersion']}): "
         f"{test_chart.first_line(r.stdout, 'STATUS')}; NOTES show `get lease {RELEASE}`")
-    rendered = test_chart.by_kind(helm.render(namespace=NS))
+    rendered = by_kind(helm.render(namespace=NS))
     names = cp.names(KINDS, NS, INSTANCE)
     want = sorted(f"{k.lower()}/{n}" for k, n in rendered if k != "Pod")
     check(sorted(map(short, names)) == want, f"objects of the release: {names}, rendered {want}")
@@ -340,32 +340,14 @@ STEPS = {"manifests": step_manifests, "variants": step_variants, "install": step
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--helm", type=Path, help="the helm binary (default: build/realkube/bin/helm)")
-    ap.add_argument("--kubectl", default="kubectl")
-    ap.add_argument("--control-plane", type=Path, metavar="DIR",
-                    help="use the control plane `tests/realkube/start.sh up DIR` started")
-    ap.add_argument("steps", nargs="*", metavar="STEP", help=" ".join(STEPS))
-    args = ap.parse_args()
-    unknown = [s for s in args.steps if s not in STEPS]
-    if unknown:
-        ap.error(f"unknown step {' '.join(unknown)} (choose from {' '.join(STEPS)})")
-    names = args.steps or list(STEPS)
-    try:
-        with Cluster(directory=args.control_plane, reuse=args.control_plane is not None,
-                     kubectl=args.kubectl) as cp:
-            helm = Helm(args.helm, kubeconfig=cp.env["KUBECONFIG"])
-            server = json.loads(cp.kubectl("get", "--raw", "/version").stdout)["gitVersion"]
-            check(server == f"v{helm.kube_version}",
-                  f"server {server}, tests/realkube/go.mod pins v{helm.kube_version}")
-            log(f"kube-apiserver {server} at {cp.env['APISERVER_URL']}; "
-                f"{helm.run('version', '--short').stdout.strip()}")
-            state = {}
-            return run_steps(names, lambda name: STEPS[name](cp, helm, state),
-                             (Failure, HelmError, subprocess.TimeoutExpired))
-    except (Failure, HelmMissing) as e:
-        log(f"FAIL: {e}")
-        return 1
+    args = parse_names(real_parser(), STEPS, "step")
+
+    def setup(cp, helm, server):
+        check(server == f"v{helm.kube_version}",
+              f"server {server}, tests/realkube/go.mod pins v{helm.kube_version}")
+        state = {}
+        return lambda name: STEPS[name](cp, helm, state)
+    return run_real(args, args.steps or list(STEPS), setup, cluster=Cluster)
 
 
 if __name__ == "__main__":

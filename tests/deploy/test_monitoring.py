@@ -35,12 +35,11 @@ prometheus  a real Prometheus (/usr/bin/prometheus) scrapes three real sidecars 
             LeaseholdNoLeader expression is empty while one leads and, with every sidecar
             stopped (SIGSTOP: scrapes time out, up 0), returns the Lease.
 
-Why ~570 lines in one file: six checks of the same four switches that share the renderings, the
+Why ~550 lines in one file: six checks of the same four switches that share the renderings, the
 variants and the dashboard's query extraction (the `prometheus` check runs the queries and rules
-the `rules` and `dashboard` checks lint); test_monitoring_real.py imports ALL_ON and by_kind.
+the `rules` and `dashboard` checks lint); test_monitoring_real.py imports ALL_ON.
 Each check is a function of 20-80 lines, one ctest entry each.
 """
-import argparse
 import json
 import re
 import shutil
@@ -56,8 +55,9 @@ from pathlib import Path
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from leasehold_testing import Env, Failure, check, free_port, run_steps, the_leader, wait_for  # noqa: E402
-from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing  # noqa: E402
+from leasehold_testing import Env, Failure, check, free_port, the_leader, wait_for  # noqa: E402
+from leasehold_testing import chart_suite  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ALERTS_TEST = HERE / "prometheus/alerts-test.yaml"
@@ -97,15 +97,6 @@ def merge(*parts):
     for p in parts:
         for k, v in p.items():
             out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-def by_kind(docs):
-    out = {}
-    for _, d in docs:
-        key = (d["kind"], d["metadata"]["name"])
-        check(key not in out, f"{key} rendered twice")
-        out[key] = d
     return out
 
 
@@ -537,29 +528,19 @@ CHECKS = {"render": check_render, "lint": check_lint, "schema": check_schema,
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--helm", type=Path, help="the helm binary (default: build/realkube/bin/helm)")
+    ap = chart_suite.parser()
     ap.add_argument("--promtool", type=Path, default=Path("/usr/bin/promtool"))
     ap.add_argument("--prometheus", type=Path, default=Path("/usr/bin/prometheus"))
     ap.add_argument("--sidecar", type=Path, help="the leasehold binary (for `prometheus`)")
     ap.add_argument("--apiserver", type=Path, help="the test API server (for `prometheus`)")
-    ap.add_argument("checks", nargs="*", metavar="CHECK", help=" ".join(CHECKS))
-    args = ap.parse_args()
-    unknown = [c for c in args.checks if c not in CHECKS]
-    if unknown:
-        ap.error(f"unknown check {' '.join(unknown)} (choose from {' '.join(CHECKS)})")
-    try:
-        helm = Helm(args.helm)
-    except HelmMissing as e:
-        print(f"FAIL: {e}")
-        return 1
+    args = chart_suite.parse_names(ap, CHECKS, "check")
     for tool in (args.promtool, args.prometheus):
         if not tool.is_file():
             print(f"FAIL: {tool}: not installed (scripts/install-deps.sh installs prometheus)")
             return 1
     names = args.checks or [c for c in CHECKS
                             if c != "prometheus" or (args.sidecar and args.apiserver)]
-    return run_steps(names, lambda name: CHECKS[name](helm, args), (Failure, HelmError))
+    return chart_suite.run_offline(args, names, lambda helm, name: CHECKS[name](helm, args))
 
 
 if __name__ == "__main__":

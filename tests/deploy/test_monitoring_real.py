@@ -29,10 +29,8 @@ install    `helm install` with metrics.podMonitor, metrics.serviceMonitor, alert
            are exactly the rendered ones.
 uninstall  `helm uninstall` removes them all.
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -40,8 +38,9 @@ import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_monitoring  # noqa: E402  (ALL_ON, DASHBOARD)
-from leasehold_testing import ControlPlane, Failure, check, log, run_steps  # noqa: E402
-from leasehold_testing.helm import CHART, Helm, HelmError, HelmMissing  # noqa: E402
+from leasehold_testing import ControlPlane, check, log  # noqa: E402
+from leasehold_testing.chart_suite import parse_names, real_parser, run_real  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 NS = f"lh-mon-{os.getpid()}"
@@ -115,7 +114,7 @@ def step_crds(cp, helm, args, state):
 
 
 def rendered(helm, namespace):
-    return test_monitoring.by_kind(helm.render(test_monitoring.ALL_ON, namespace=namespace))
+    return by_kind(helm.render(test_monitoring.ALL_ON, namespace=namespace))
 
 
 # (what, kind, mutation of the rendered object, a fragment of the server's message)
@@ -214,31 +213,15 @@ class Cluster(ControlPlane):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--helm", type=Path, help="the helm binary (default: build/realkube/bin/helm)")
-    ap.add_argument("--kubectl", default="kubectl")
+    ap = real_parser()
     ap.add_argument("--crds", type=Path, default=DEFAULT_CRDS,
                     help="the monitoring.coreos.com CRD files (tests/realkube/build.sh)")
-    ap.add_argument("--control-plane", type=Path, metavar="DIR",
-                    help="use the control plane `tests/realkube/start.sh up DIR` started")
-    ap.add_argument("steps", nargs="*", metavar="STEP", help=" ".join(STEPS))
-    args = ap.parse_args()
-    unknown = [s for s in args.steps if s not in STEPS]
-    if unknown:
-        ap.error(f"unknown step {' '.join(unknown)} (choose from {' '.join(STEPS)})")
-    steps = args.steps or list(STEPS)
-    try:
-        with Cluster(directory=args.control_plane, reuse=args.control_plane is not None,
-                     kubectl=args.kubectl) as cp:
-            helm = Helm(args.helm, kubeconfig=cp.env["KUBECONFIG"])
-            server = json.loads(cp.kubectl("get", "--raw", "/version").stdout)["gitVersion"]
-            log(f"kube-apiserver {server}; {helm.run('version', '--short').stdout.strip()}")
-            state = {}
-            return run_steps(steps, lambda name: STEPS[name](cp, helm, args, state),
-                             (Failure, HelmError, subprocess.TimeoutExpired))
-    except (Failure, HelmMissing) as e:
-        log(f"FAIL: {e}")
-        return 1
+    args = parse_names(ap, STEPS, "step")
+
+    def setup(cp, helm, server):
+        state = {}
+        return lambda name: STEPS[name](cp, helm, args, state)
+    return run_real(args, args.steps or list(STEPS), setup, cluster=Cluster)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from leasehold_testing import (D, P, Observer, check, log, real_options, run_scenarios,
-                               the_leader, wait_for)
+                               free_port, the_leader, wait_for)
 
 SCENARIOS = {}
 
@@ -299,10 +299,7 @@ def rbac_denied(env):
 def unreachable(env):
     """A server that refuses connections, and one that accepts but never answers
     (--request-timeout 1s): one line naming the server, exit 1, quickly."""
-    dead = socket.socket()
-    dead.bind(("127.0.0.1", 0))
-    dead_port = dead.getsockname()[1]
-    dead.close()  # nothing listens there now
+    dead_port = free_port()  # nothing listens there
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts (the kernel does), never answers a byte

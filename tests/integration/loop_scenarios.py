@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from leasehold_testing import D, P, R, check, log, real_options, run_scenarios, the_leader, wait_for
+from leasehold_testing import D, P, check, log, real_options, run_scenarios, the_leader, wait_for
 from leasehold_testing.leader_sampler import Sampler
 
 SCENARIOS = {}

@@ -33,8 +33,7 @@ import time
 from leasehold_testing import (D, P, R, Failure, Observer, TcpProxy, check, log, real_options,
                                run_scenarios, the_leader, wait_for)
 from leasehold_testing.kube_time import epoch
-from leasehold_testing.lease_history import LeaseHistory
-from leasehold_testing.terms import check_history_tokens, check_terms, history_terms
+from leasehold_testing.lease_history import history_checks, start_history, stop_history
 
 SCENARIOS = {}
 
@@ -42,29 +41,6 @@ SCENARIOS = {}
 def scenario(fn):
     SCENARIOS[fn.__name__] = fn
     return fn
-
-
-def history_checks(history, what="lease history"):
-    """The chaos runs' checks on the Lease as the server applied it: claims (acquireTime to
-    last renewTime + R) never overlap, tokens only go up, every new term raises the token."""
-    check(not history.gap, "the Lease history has a gap (410 on the history watch)")
-    terms = history_terms(history.records)
-    failures, gap, _ = check_terms(terms, what)
-    failures += check_history_tokens(history.records)
-    check(not failures, "; ".join(failures[:3]))
-    return terms
-
-
-def start_history(env, port=None):
-    h = LeaseHistory(env, "demo", port=port)
-    h.start()
-    check(h.connected.wait(10), f"the Lease history watch did not connect: {h.errors[:3]}")
-    return h
-
-
-def stop_history(h):
-    h.stop()
-    h.join(5)
 
 
 def apiserver_of(env, sidecar):
@@ -337,7 +313,7 @@ def apiserver_restart(env):
     log(f"{len(answered)} answers of the leader, all leader=true, token {token}")
     # The followers follow the restarted apiserver again: a release is seen within one poll.
     # (A kube-apiserver refuses watches with 403 until its RBAC cache has synced; the sidecar
-    # then retries its watch only after 60 s and polls every P..2.2P meanwhile.)
+    # polls every P..2.2P meanwhile and retries its watch after 1 s, 2 s, 4 s ...)
     followers = [s for s in sidecars if s is not leader]
     time.sleep(2)
     polling = [f.name for f in followers if any(

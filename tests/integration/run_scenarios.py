@@ -87,6 +87,13 @@ class RunCluster:
             return running[0] if len(running) == 1 else None
         return wait_for("one running command", one, timeout)
 
+    def settled_leader(self, seconds=1.0):
+        """The leading instance once it has run `seconds` more (its renewals under way): what a
+        scenario then disturbs."""
+        inst = self.leading_instance()
+        time.sleep(seconds)
+        return inst
+
     def stopped(self, inst, timeout):
         wait_for(f"{inst} to stop", lambda: inst.stop is not None, timeout)
         return inst
@@ -145,8 +152,7 @@ def kill9(env):
     """kill -9 of the leading supervisor: its whole group dies at once (PR_SET_PDEATHSIG and the
     watchdog); the next command starts after D with a higher token."""
     with RunCluster(env) as c:
-        first = c.leading_instance()
-        time.sleep(1)
+        first = c.settled_leader()
         t0 = time.time()
         first.replica.kill()
         c.stopped(first, 2)
@@ -163,8 +169,7 @@ def sigstop(env):
     """SIGSTOP of the leading supervisor for 2D: the watchdog kills its command by R; the next
     one starts only after D; the woken supervisor runs nothing."""
     with RunCluster(env) as c:
-        first = c.leading_instance()
-        time.sleep(1)
+        first = c.settled_leader()
         t0 = time.time()
         first.replica.signal(signal.SIGSTOP)
         c.stopped(first, R + 2)
@@ -184,8 +189,7 @@ def partition(env):
     """The leading supervisor cut off from the API: SIGTERM at R - kill-grace, its group gone by
     R; the next command after D."""
     with RunCluster(env) as c:
-        first = c.leading_instance()
-        time.sleep(1)
+        first = c.settled_leader()
         env.partition(first.replica.name)
         c.stopped(first, R + 2)
         check(first.term_at is not None, "the command got SIGTERM first")
@@ -205,8 +209,7 @@ def sigterm_drain(env):
     """SIGTERM to the leading supervisor: the command gets SIGTERM and takes 1 s while renewals
     go on; the Lease is released only after it exited; leasehold exits with its status (0)."""
     with RunCluster(env, command_flags=["--term-delay", "1.0"]) as c:
-        first = c.leading_instance()
-        time.sleep(1)
+        first = c.settled_leader()
         t0 = time.time()
         first.replica.signal(signal.SIGTERM)
         c.stopped(first, DRAIN_TIMEOUT + 2)
@@ -229,8 +232,7 @@ def release_request(env):
     """POST /leader/release: the command stops first (SIGTERM), then the Lease moves at once; the
     released supervisor stays, running nothing."""
     with RunCluster(env) as c:
-        first = c.leading_instance()
-        time.sleep(1)
+        first = c.settled_leader()
         t0 = time.time()
         answer = release(first.replica)
         check(answer["wasLeader"], f"{answer}")
@@ -285,8 +287,7 @@ def ignores_sigterm(env):
     """A command that ignores SIGTERM: SIGKILL at --kill-grace after POST /leader/release, at
     --drain-timeout after SIGTERM to leasehold (which exits 137, the command's status)."""
     with RunCluster(env, command_flags=["--ignore-term"]) as c:
-        first = c.leading_instance()
-        time.sleep(0.5)
+        first = c.settled_leader(0.5)
         t0 = time.time()
         release(first.replica)
         c.stopped(first, KILL_GRACE + 2)
@@ -310,8 +311,7 @@ def ignores_sigterm(env):
 def second_signal(env):
     """A second SIGTERM during the drain: SIGKILL to the group at once, release, exit 137."""
     with RunCluster(env, command_flags=["--ignore-term"]) as c:
-        first = c.leading_instance()
-        time.sleep(0.5)
+        first = c.settled_leader(0.5)
         first.replica.signal(signal.SIGTERM)
         time.sleep(0.5)
         check(first.stop is None, "still draining")
@@ -330,8 +330,7 @@ def second_signal(env):
 def exit_on_loss(env):
     """--exit-on-loss: a partitioned leader stops its command by R and exits 3."""
     with RunCluster(env, run_flags=["--exit-on-loss"]) as c:
-        first = c.leading_instance()
-        time.sleep(1)
+        first = c.settled_leader()
         env.partition(first.replica.name)
         c.stopped(first, R + 2)
         check(first.replica.exit_code(timeout=R + 5) == 3, "exit 3 after the lost term")

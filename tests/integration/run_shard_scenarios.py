@@ -19,6 +19,10 @@ replicas, each stopped by R after its shard's last renewal, nothing of a stopped
 survives, no stale-token write) and shard mode's (ShardObserver: no shard claimed twice in
 /shards, tokens up every term). Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace 500ms,
 --drain-timeout 3s. Each scenario prints what it measured.
+
+A little over 400 lines: ten independent scenarios of 10-35 lines each (one ctest entry each)
+and the group they share (ShardRunGroup); the rest is in leasehold_testing (run_mode,
+shard_sampler).
 """
 import signal
 import time
@@ -137,6 +141,20 @@ class ShardRunGroup:
         except Exception:
             check(False, f"commands not as owned after {timeout}s: {last.get('why')}")
 
+    def its(self, replica):
+        """The shards `replica` owned once the group was balanced, and its commands running now
+        (not those it stopped before: a shard may have moved while the group formed)."""
+        return owned_by(self.owners, replica.name), [i for i in self.monitor.running()
+                                                     if i.replica is replica]
+
+    def taken_over(self, gone, timeout):
+        """The replicas other than `gone` and their owners, once they are balanced with one
+        command per owned shard."""
+        rest = [r for r in self.replicas if r is not gone]
+        after = wait_balanced(rest, N, timeout=timeout)
+        self.wait_commands(rest, timeout=10)
+        return rest, after
+
     def end(self, expect_zero):
         """SIGTERM to every live replica; those in `expect_zero` must exit 0; then the checks."""
         for r in self.replicas:
@@ -219,16 +237,13 @@ def sigterm(env):
     shards are released and the others start their commands; it exits 0."""
     with ShardRunGroup(env) as g:
         leaving = g.replicas[1]
-        its = owned_by(g.owners, leaving.name)
-        mine = instances_of(g, leaving)
+        its, mine = g.its(leaving)
         t0 = time.time()
         leaving.signal(signal.SIGTERM)
         code = leaving.reap(DRAIN_TIMEOUT + 10)
         t_exit = time.time()
         check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
-        rest = [r for r in g.replicas if r is not leaving]
-        after = wait_balanced(rest, N, timeout=10)
-        g.wait_commands(rest, timeout=10)
+        rest, after = g.taken_over(leaving, timeout=10)
         check(sorted(i for i in range(N) if after[i] != g.owners[i]) == its,
               f"only its shards {its} moved")
         wait_for("its commands seen gone", lambda: all(i.stop for i in mine), 2)
@@ -254,14 +269,12 @@ def sigterm_slow_drain(env):
     their shards released and taken by the others."""
     with ShardRunGroup(env, command_flags=["--term-delay", "2"]) as g:
         leaving = g.replicas[0]
-        mine = instances_of(g, leaving)
+        _, mine = g.its(leaving)
         t0 = time.time()
         leaving.signal(signal.SIGTERM)
         code = leaving.reap(DRAIN_TIMEOUT + 10)
         check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
-        rest = [r for r in g.replicas if r is not leaving]
-        wait_balanced(rest, N, timeout=10)
-        g.wait_commands(rest, timeout=10)
+        rest, _ = g.taken_over(leaving, timeout=10)
         wait_for("its commands seen gone", lambda: all(i.stop for i in mine), 2)
         drains = [i.stop - t0 for i in mine]
         check(all(2.0 <= d <= DRAIN_TIMEOUT for d in drains),
@@ -284,15 +297,12 @@ def kill9(env):
     the others take its shards once their Leases expire and start their commands."""
     with ShardRunGroup(env) as g:
         victim = g.replicas[2]
-        its = owned_by(g.owners, victim.name)
-        mine = instances_of(g, victim)
+        its, mine = g.its(victim)
         t0 = time.time()
         victim.kill()
         wait_for("its commands gone", lambda: all(i.stop for i in mine), 3)
         gone = max(i.stop for i in mine) - t0
-        rest = [r for r in g.replicas if r is not victim]
-        wait_balanced(rest, N, timeout=4 * D)
-        g.wait_commands(rest, timeout=10)
+        rest, _ = g.taken_over(victim, timeout=4 * D)
         news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
         log(f"kill -9: its {len(mine)} commands gone {gone:.3f}s after, the new owners' "
             f"started {min(news):.3f}-{max(news):.3f}s (D = {D}s)")
@@ -309,16 +319,13 @@ def sigstop(env):
     none of them at once, rejoins, and the group ends balanced with one command per shard."""
     with ShardRunGroup(env) as g:
         frozen = g.replicas[0]
-        its = owned_by(g.owners, frozen.name)
-        mine = instances_of(g, frozen)
+        its, mine = g.its(frozen)
         t0 = time.time()
         frozen.signal(signal.SIGSTOP)
         wait_for("its commands killed by the watchdog", lambda: all(i.stop for i in mine), R + 2)
         gone = [i.stop - t0 for i in mine]
         check(max(gone) <= R + TOLERANCE, f"its commands gone by R after the stop: {gone}")
-        rest = [r for r in g.replicas if r is not frozen]
-        wait_balanced(rest, N, timeout=4 * D)
-        g.wait_commands(rest, timeout=10)
+        rest, _ = g.taken_over(frozen, timeout=4 * D)
         news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
         log(f"SIGSTOP: its {len(mine)} commands killed {min(gone):.3f}-{max(gone):.3f}s after "
             f"(R = {R}s), the others' started {min(news):.3f}-{max(news):.3f}s")

@@ -55,6 +55,30 @@ def owned_by(owners, name):
     return sorted(i for i, o in owners.items() if o == name)
 
 
+def take_out(sidecars, before, k, act):
+    """Member k, the shards it owned (`before`) and the time just before `act(member)`."""
+    member = sidecars[k]
+    its = owned_by(before, member.name)
+    t0 = time.monotonic()
+    act(member)
+    return member, its, t0
+
+
+def taken_over(sidecars, gone, t0, timeout):
+    """The owners once the members other than `gone` are balanced, and the seconds since t0."""
+    after = wait_balanced([s for s in sidecars if s is not gone], N, timeout=timeout)
+    return after, time.monotonic() - t0
+
+
+def rejoined(sidecars, resume, what):
+    """`resume()` lets the member that was out run again: the whole group ends balanced."""
+    resume()
+    t1 = time.monotonic()
+    wait_balanced(sidecars, N, timeout=10)
+    log(f"balanced over {len(sidecars)} again {time.monotonic() - t1:.2f}s after {what}")
+    time.sleep(0.3)
+
+
 @scenario
 @real_options(chart_values={"shards": N})
 def join(env):
@@ -86,13 +110,8 @@ def sigterm(env):
     own them at once (well inside D) and end balanced over 3."""
     sidecars, before = start_group(env)
     with ShardObserver(sidecars) as obs:
-        leaving = sidecars[1]
-        its = owned_by(before, leaving.name)
-        t0 = time.monotonic()
-        leaving.signal(signal.SIGTERM)
-        rest = [s for s in sidecars if s is not leaving]
-        after = wait_balanced(rest, N, timeout=10)
-        took = time.monotonic() - t0
+        leaving, its, t0 = take_out(sidecars, before, 1, lambda s: s.signal(signal.SIGTERM))
+        after, took = taken_over(sidecars, leaving, t0, timeout=10)
         check(leaving.reap(5) == 0, "the leaving member exits 0")
         moved = sorted(i for i in range(N) if before[i] != after[i])
         log(f"its shards {its} owned by others {took * 1000:.0f} ms after SIGTERM; moved {moved}")
@@ -109,13 +128,8 @@ def kill9(env):
     renewal seen), and only its shards move."""
     sidecars, before = start_group(env)
     with ShardObserver(sidecars) as obs:
-        victim = sidecars[2]
-        its = owned_by(before, victim.name)
-        t0 = time.monotonic()
-        victim.kill()
-        rest = [s for s in sidecars if s is not victim]
-        after = wait_balanced(rest, N, timeout=4 * D)
-        took = time.monotonic() - t0
+        victim, its, t0 = take_out(sidecars, before, 2, lambda s: s.kill())
+        after, took = taken_over(sidecars, victim, t0, timeout=4 * D)
         moved = sorted(i for i in range(N) if before[i] != after[i])
         log(f"its shards {its} owned by others {took:.2f}s after kill -9 (D = {D}s); moved {moved}")
         check(moved == its, f"only the victim's shards moved: {moved} vs {its}")
@@ -132,20 +146,11 @@ def sigstop(env):
     balanced over 4 again."""
     sidecars, before = start_group(env)
     with ShardObserver(sidecars) as obs:
-        frozen = sidecars[3]
-        its = owned_by(before, frozen.name)
-        frozen.signal(signal.SIGSTOP)
-        t0 = time.monotonic()
-        rest = [s for s in sidecars if s is not frozen]
-        wait_balanced(rest, N, timeout=4 * D)
-        took = time.monotonic() - t0
+        frozen, its, t0 = take_out(sidecars, before, 3, lambda s: s.signal(signal.SIGSTOP))
+        _, took = taken_over(sidecars, frozen, t0, timeout=4 * D)
         log(f"its shards {its} owned by others {took:.2f}s after SIGSTOP")
         time.sleep(max(0.0, 2 * D - (time.monotonic() - t0)))
-        frozen.signal(signal.SIGCONT)
-        t1 = time.monotonic()
-        wait_balanced(sidecars, N, timeout=10)
-        log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after SIGCONT")
-        time.sleep(0.3)
+        rejoined(sidecars, lambda: frozen.signal(signal.SIGCONT), "SIGCONT")
     finish(obs)
 
 
@@ -176,7 +181,12 @@ def drain(env):
         gap = new[3] - old[6]  # the newcomer's first sample sent - the old owner's last answered
         log(f"shard {i}: {old[0]} stopped listing it, {new[0]} listed it {gap:.2f}s later")
         check(old[0] == before[i] and new[0] == newcomer.name, f"shard {i}: {terms[i]}")
-        check(0.8 <= gap <= 1.0 + 0.6, f"shard {i}: the drain (1s) between owners: {gap:.2f}s")
+        # Released, not expired: the old owner renews through the drain, so without the release
+        # the newcomer could take the shard only D after a renewal at least drain - P after the
+        # drop. Below that, the drain plus two API round trips (release, take), which the ASan
+        # build under `ctest -j2` stretched to 1.77 s.
+        check(0.8 <= gap < 1.0 + D - P, f"shard {i}: the drain (1s) between owners, then "
+              f"released (not expired): {gap:.2f}s")
 
 
 @scenario
@@ -187,24 +197,15 @@ def partition(env):
     and the group ends balanced over 4 again."""
     sidecars, before = start_group(env)
     with ShardObserver(sidecars) as obs:
-        cut = sidecars[0]
-        its = owned_by(before, cut.name)
-        t0 = time.monotonic()
-        env.partition(cut.name)
+        cut, its, t0 = take_out(sidecars, before, 0, lambda s: env.partition(s.name))
         wait_for("the partitioned member to claim nothing",
                  lambda: (shards_of(cut) or {"owned": [1]})["owned"] == [], R + 1)
         stopped = time.monotonic() - t0
-        rest = [s for s in sidecars if s is not cut]
-        wait_balanced(rest, N, timeout=4 * D)
-        took = time.monotonic() - t0
+        _, took = taken_over(sidecars, cut, t0, timeout=4 * D)
         log(f"the cut member claimed nothing {stopped:.2f}s after the partition (R = {R}s); its "
             f"shards {its} owned by others after {took:.2f}s (D = {D}s)")
         check(stopped <= R + 0.5 and took >= stopped, "it stepped down before anyone took over")
-        env.heal(cut.name)
-        t1 = time.monotonic()
-        wait_balanced(sidecars, N, timeout=10)
-        log(f"balanced over 4 again {time.monotonic() - t1:.2f}s after the heal")
-        time.sleep(0.3)
+        rejoined(sidecars, lambda: env.heal(cut.name), "the heal")
     finish(obs)
 
 
@@ -232,9 +233,10 @@ def publish(env):
               f"identity, group, shards: {ev}")
         check(all(o["lease"] == f"work-{o['shard']}" and "validUntil" in o for o in ev["owned"]),
               f"owned entries: {ev['owned']}")
-        on_file = json.loads(files[0].read_text())
-        check(owned_set(on_file) == owned_set(ev),
-              f"the status file holds the same owned set: {on_file}")
+        # The file is written off the loop (the BlockingWorker), so it may trail the event by a
+        # write; it must catch up.
+        wait_for(f"the status file to hold the owned set of {ev}",
+                 lambda: owned_set(json.loads(files[0].read_text())) == owned_set(ev), 2)
         zero = first.status()
         check(zero["leader"] == (owners[0] == first.name) and zero["lease"] == "work-0",
               f"/leader answers for shard 0: {zero}")

@@ -11,6 +11,22 @@
 # builds reuse Go's build cache and take seconds.
 #
 # Usage: build.sh [OUTDIR]     (default: <repo>/build/realkube/bin)
+
+# Go from /usr/local/go with what every build of pinned modules here needs: -mod=readonly
+# (exactly what go.sum pins) and no cgo (static binaries). bench/clientgo/build.sh sources this
+# file for it alone. $1: the script's name, for the error.
+use_pinned_go() {
+  export PATH="/usr/local/go/bin:$PATH"
+  if ! command -v go >/dev/null 2>&1; then
+    echo "$1: no Go toolchain (expected /usr/local/go/bin/go)" >&2
+    exit 1
+  fi
+  export GOFLAGS=-mod=readonly
+  export CGO_ENABLED=0
+}
+# Sourced: only use_pinned_go.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,13 +34,7 @@ out=${1:-$root/build/realkube/bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-export PATH="/usr/local/go/bin:$PATH"
-if ! command -v go >/dev/null 2>&1; then
-  echo "realkube/build.sh: no Go toolchain (expected /usr/local/go/bin/go)" >&2
-  exit 1
-fi
-export GOFLAGS=-mod=readonly
-export CGO_ENABLED=0
+use_pinned_go realkube/build.sh
 start=$(date +%s)
 # Version stamps, as the projects' own release builds set them (kubernetes' hack/lib/version.sh,
 # helm's Makefile): without them kube-apiserver reports v0.0.0-master, which kubectl and helm's

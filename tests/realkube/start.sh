@@ -33,6 +33,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../lib/leasehold_testing source=stop_pidfile.sh
+. "$root/tests/lib/leasehold_testing/stop_pidfile.sh"
 bindir=$root/build/realkube/bin
 apiserver_bin=${KUBE_APISERVER_BIN:-$bindir/kube-apiserver}
 etcd_bin=${ETCD_BIN:-$bindir/etcd}
@@ -87,25 +89,12 @@ rules:
 EOF
 }
 
+# URL CA TOKEN OUT [NAMESPACE]: the one kubeconfig writer, the tests' (tests/lib).
 write_kubeconfig() {
-  local url=$1 ca=$2 token=$3 out=$4 ns=${5:-default}
-  cat >"$out" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: realkube
-  cluster:
-    server: $url
-    certificate-authority: $ca
-users:
-- name: realkube
-  user:
-    token: $token
-contexts:
-- name: realkube
-  context: {cluster: realkube, user: realkube, namespace: $ns}
-current-context: realkube
-EOF
+  PYTHONPATH="$root/tests/lib${PYTHONPATH:+:$PYTHONPATH}" python3 -c '
+import sys
+from leasehold_testing.kubeconfig import main
+main(sys.argv[1:])' realkube "$@"
 }
 
 # Writes DIR/NAME.cmd (one argument per line) so `start` can run it again unchanged.
@@ -184,18 +173,7 @@ url_of() {
 }
 
 kill_component() {
-  local dir=$1 name=$2 sig=${3:-KILL}
-  [ -f "$dir/$name.pid" ] || return 0
-  local pid
-  pid=$(cat "$dir/$name.pid")
-  kill -CONT "$pid" 2>/dev/null || true
-  kill -"$sig" "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -9 "$pid" 2>/dev/null || true
-  rm -f "$dir/$name.pid"
+  stop_pidfile "$1/$2.pid" "${3:-KILL}" 100
 }
 
 cmd=${1:-}

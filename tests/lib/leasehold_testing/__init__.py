@@ -1,7 +1,8 @@
 """leasehold_testing: the Python test code every suite shares (integration, publish, drop-in,
 chaos, soak, load, deploy, bench, the golden capture). Python standard library only, except
-helm.py (PyYAML). Found through PYTHONPATH=<repository>/tests/lib: ctest sets it for every
-Python test (cmake/PythonTests.cmake); by hand, `export PYTHONPATH=$PWD/tests/lib` first.
+helm.py and chart_suite.py, which imports it (PyYAML). Found through
+PYTHONPATH=<repository>/tests/lib: ctest sets it for every Python test
+(LEASEHOLD_TESTS_PYTHONPATH in CMakeLists.txt); by hand, `export PYTHONPATH=$PWD/tests/lib` first.
 
 What a scenario file needs is here at the top (`from leasehold_testing import Env, Observer,
 check, ...`); the rest is imported from its module:
@@ -21,7 +22,8 @@ check, ...`); the rest is imported from its module:
   incarnation      Incarnation: a Sidecar with a chaos/soak run's bookkeeping (slot, identity,
                    generation, samples)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
-  lease_history    LeaseHistory: every version of a Lease, from a watch
+  lease_history    LeaseHistory: every version of a Lease, from a watch; start_history,
+                   stop_history, history_checks
   fenced_store     FencedStore, FencedWriter: the fenced SQLite writes of a chaos run
   proc             the one /proc sampler: footprint (RSS, threads, fds), CPU time, state
   wrk              the one wrk runner and its report as numbers
@@ -35,6 +37,8 @@ check, ...`); the rest is imported from its module:
   kubeconfig       write_kubeconfig
   sidecar_host     SidecarHost: what Env and RealEnv share
   helm             Helm: real helm in a private home (PyYAML)
+  chart_suite      the command line of the chart suites (tests/deploy): checks with helm,
+                   steps on the real control plane
   scenario_runner  run_scenarios, real_options: the command line of every scenario file
   paths            ROOT: the repository
 """

@@ -10,7 +10,7 @@ from pathlib import Path
 from .checks import check
 from .http_calls import http_request
 from .kubeconfig import write_kubeconfig
-from .sidecar_host import SidecarHost
+from .sidecar_host import SidecarHost, keep_failed_dir
 
 
 class Env(SidecarHost):
@@ -45,6 +45,7 @@ class Env(SidecarHost):
         self.end_processes()
         if exc_type is not None:
             self.dump_logs()
+            keep_failed_dir(self.dir)
         self.tmp.cleanup()
 
     def openssl(self, *args):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from .checks import check
 from .paths import ROOT
 
 CHART = ROOT / "charts/leasehold"
@@ -68,6 +69,16 @@ def documents(text, default_source="-"):
         doc = yaml.safe_load(part)
         if doc is not None:
             out.append((m.group(1) if m else default_source, doc))
+    return out
+
+
+def by_kind(docs):
+    """{(kind, name): object} of documents() (a Failure if one is there twice)."""
+    out = {}
+    for _, d in docs:
+        key = (d["kind"], d["metadata"]["name"])
+        check(key not in out, f"{key} rendered twice")
+        out[key] = d
     return out
 
 

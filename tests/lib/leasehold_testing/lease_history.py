@@ -1,11 +1,15 @@
 """LeaseHistory: a watch on the Lease (as admin) that records every write the API server applied,
 resuming from the last resourceVersion when cut. It is the ground truth for terms and tokens,
-including terms the samplers could not see."""
+including terms the samplers could not see. start_history, stop_history and history_checks are
+the integration scenarios' use of it (real_scenarios.py, coordinated_scenarios.py)."""
 import http.client
 import json
 import ssl
 import threading
 import time
+
+from .checks import check
+from .terms import check_history_tokens, check_terms, history_terms
 
 
 class LeaseHistory(threading.Thread):
@@ -89,3 +93,29 @@ class LeaseHistory(threading.Thread):
                 self.sock.shutdown(2)
             except OSError:
                 pass
+
+
+def start_history(env, port=None, lease="demo"):
+    """A LeaseHistory of `lease` whose watch is connected (else Failure)."""
+    h = LeaseHistory(env, lease, port=port)
+    h.start()
+    check(h.connected.wait(10), f"the Lease history watch did not connect: {h.errors[:3]}")
+    return h
+
+
+def stop_history(h):
+    h.stop()
+    h.join(5)
+
+
+def history_checks(history, records=None, what="lease history"):
+    """The checks on the Lease as the server applied it (`records`, default every one): claims
+    (acquireTime to last renewTime + R) never overlap, tokens only go up, every new term raises
+    the token. Returns the terms."""
+    check(not history.gap, "the Lease history has a gap (410 on the history watch)")
+    records = history.records if records is None else records
+    terms = history_terms(records)
+    failures, _, _ = check_terms(terms, what)
+    failures += check_history_tokens(records)
+    check(not failures, "; ".join(failures[:3]))
+    return terms

@@ -11,7 +11,7 @@ from .checks import Failure, check, wait_for
 from .control_plane import ControlPlane
 from .kube_time import epoch
 from .kubeconfig import write_kubeconfig
-from .sidecar_host import SidecarHost
+from .sidecar_host import SidecarHost, keep_failed_dir
 from .tcp_proxy import TcpProxy
 
 _KIND_PATHS = {
@@ -82,6 +82,7 @@ class RealEnv(SidecarHost):
                 print("403:", self.describe_event(e))
             for c in self.plane.apiservers():
                 print(f"----- {c} log (last 15 lines) -----\n{self.plane.log_tail(c, 15)}")
+            keep_failed_dir(self.dir)
         if self.own_plane:
             self.plane.down()
         self.tmp.cleanup()

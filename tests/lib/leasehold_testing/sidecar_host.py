@@ -1,8 +1,37 @@
 """SidecarHost: the part of Env and RealEnv that starts sidecars and ends every process."""
+import os
+import shutil
 import signal
 import subprocess
+from pathlib import Path
 
 from .sidecar import Sidecar
+
+
+# Where a failed scenario's directory is copied before it is deleted (unset: nowhere).
+KEEP_VARIABLE = "LEASEHOLD_TEST_KEEP"
+
+
+def keep_failed_dir(directory, keep_root=None):
+    """Copies `directory` (a failed scenario's logs, journals, stores, certificates and test
+    tokens) into $LEASEHOLD_TEST_KEEP (or `keep_root`) under its own name, so that a flake can
+    be read after ctest has moved on. Returns the copy, or None when keeping is off."""
+    root = keep_root if keep_root is not None else os.environ.get(KEEP_VARIABLE)
+    if not root:
+        return None
+    target = Path(root) / Path(directory).name
+    try:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        shutil.copytree(directory, target, symlinks=True, ignore_dangling_symlinks=True,
+                        dirs_exist_ok=True)
+    except shutil.Error as e:  # sockets, files gone meanwhile: the rest is copied
+        print(f"{KEEP_VARIABLE}: kept {directory} as {target} without {len(e.args[0])} file(s)")
+        return target
+    except OSError as e:  # a full disk must not hide the scenario's own failure
+        print(f"{KEEP_VARIABLE}: could not keep {directory}: {e}")
+        return None
+    print(f"{KEEP_VARIABLE}: kept {directory} as {target}")
+    return target
 
 
 class SidecarHost:
