@@ -18,13 +18,48 @@ tests/realkube/build.sh
 bench/clientgo/build.sh
 
 jobs=$(nproc)
+flaky_log=$(mktemp)
+report_flaky() {
+  if [ -s "$flaky_log" ]; then
+    echo "test.sh: FLAKY (failed once, passed on the second attempt):"
+    sed 's/^/  /' "$flaky_log"
+  fi
+  rm -f "$flaky_log"
+}
+trap report_flaky EXIT
+
+# Unit and test-server tests run on fake clocks and recorded exchanges: one attempt. Every other
+# test times real processes (sidecars, kube-apiserver, helm, docker) on a shared 2-core machine
+# and gets a second attempt if the first fails (ctest --repeat until-pass:2). A test that fails
+# twice fails the run; one that needed the second attempt is listed as FLAKY at the end, its
+# first attempt's output above, so a flake is seen and not hidden.
+deterministic='^(unit|apiserver)$'
+ctest_retrying() {  # PRESET [ctest arguments]
+  local preset=$1 out rc
+  shift
+  out=$(mktemp)
+  set +e
+  ctest --preset "$preset" "$@" -LE "$deterministic" --repeat until-pass:2 --output-on-failure 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  set -e
+  # A test with a failed attempt that is not among "The following tests FAILED" passed on its second.
+  awk '/\*\*\*(Failed|Timeout|Exception)/ { sub(/^.*Test +#[0-9]+: /, ""); sub(/ \.+.*$/, ""); bad[$0] = 1 }
+       /^The following tests FAILED/ { final = 1 }
+       final && /^\t/ { sub(/^\t *[0-9]+ - /, ""); sub(/ \(.*$/, ""); delete bad[$0] }
+       END { for (t in bad) print t }' "$out" | sed "s/^/$preset: /" >> "$flaky_log"
+  rm -f "$out"
+  return "$rc"
+}
+
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
-ctest --preset release -j "$jobs" --output-on-failure
+ctest --preset release -j "$jobs" -L "$deterministic" --output-on-failure
+ctest_retrying release -j "$jobs"
 
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j "$jobs" -L 'unit|integration' --output-on-failure
+ctest --preset asan -j "$jobs" -L '^unit$' --output-on-failure
+ctest_retrying asan -j "$jobs" -L '^integration$'
 
 # Every parser under libFuzzer for 30 s (clang build, seed corpora in tests/fuzz/corpus).
 tests/fuzz/run.sh 30
