@@ -181,6 +181,14 @@ def instances_of(group, replica, shards=None):
     return [i for i in group.monitor.of(replica) if shards is None or i.shard in shards]
 
 
+def started_since(group, replicas, shards, t0):
+    """The commands of `shards` that `replicas` started from wall time t0 on, first started
+    first: not the short-lived ones a loaded machine may show while the group formed (their
+    fork times are rounded down to 10 ms ticks, hence the 20 ms)."""
+    return sorted((i for r in replicas for i in instances_of(group, r, shards)
+                   if i.start >= t0 - 0.02), key=lambda i: i.start)
+
+
 def owned_by(owners, name):
     return sorted(i for i, o in owners.items() if o == name)
 
@@ -250,12 +258,12 @@ def sigterm(env):
         for inst in mine:
             check(inst.term_at is not None, f"{inst} got SIGTERM (drained)")
         drains = [i.stop - t0 for i in mine]
-        news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
+        news = [i.start - t0 for i in started_since(g, rest, set(its), t0)]
         log(f"SIGTERM: its {len(mine)} commands gone {min(drains):.3f}-{max(drains):.3f}s after "
             f"the signal, it exited {t_exit - t0:.3f}s, the new owners' commands started "
             f"{min(news):.3f}-{max(news):.3f}s")
         for old in mine:
-            new = [i for r in rest for i in instances_of(g, r, {old.shard})][0]
+            new = started_since(g, rest, {old.shard}, t0)[0]
             check(old.last_alive <= new.start + 0.01,
                   f"shard {old.shard}: {new} started before {old} was gone")
         g.end([r.name for r in rest])
@@ -281,7 +289,7 @@ def sigterm_slow_drain(env):
               f"drained for the command's 2 s, past R = {R}s, not killed: {drains}")
         news = []
         for old in mine:
-            new = [i for r in rest for i in instances_of(g, r, {old.shard})][0]
+            new = started_since(g, rest, {old.shard}, t0)[0]
             check(old.last_alive <= new.start + 0.01, f"shard {old.shard}: {new} before {old}")
             news.append(new.start - t0)
         log(f"slow drain: its {len(mine)} commands exited {min(drains):.3f}-{max(drains):.3f}s "
@@ -303,7 +311,7 @@ def kill9(env):
         wait_for("its commands gone", lambda: all(i.stop for i in mine), 3)
         gone = max(i.stop for i in mine) - t0
         rest, _ = g.taken_over(victim, timeout=4 * D)
-        news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
+        news = [i.start - t0 for i in started_since(g, rest, set(its), t0)]
         log(f"kill -9: its {len(mine)} commands gone {gone:.3f}s after, the new owners' "
             f"started {min(news):.3f}-{max(news):.3f}s (D = {D}s)")
         check(gone < 1.0, f"its commands died at once: {gone:.3f}s")
@@ -326,7 +334,7 @@ def sigstop(env):
         gone = [i.stop - t0 for i in mine]
         check(max(gone) <= R + TOLERANCE, f"its commands gone by R after the stop: {gone}")
         rest, _ = g.taken_over(frozen, timeout=4 * D)
-        news = [i.start - t0 for r in rest for i in instances_of(g, r, set(its))]
+        news = [i.start - t0 for i in started_since(g, rest, set(its), t0)]
         log(f"SIGSTOP: its {len(mine)} commands killed {min(gone):.3f}-{max(gone):.3f}s after "
             f"(R = {R}s), the others' started {min(news):.3f}-{max(news):.3f}s")
         time.sleep(max(0.0, 2 * D - (time.time() - t0)))

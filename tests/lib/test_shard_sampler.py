@@ -3,11 +3,14 @@
 must flag a double owner and a token that does not go up, and nothing else; the balance check
 (balance_of, what the scenarios and the chaos runner's --shards wait for) must flag an unowned
 shard, a shard owned twice, a count outside floor/ceil, a member count that is not M and a
-silent replica, and pass a balanced group."""
+silent replica, and pass a balanced group; wait_balanced must return the owners that the
+balanced answers named, not those of a later read."""
 import unittest
+from unittest import mock
 
 from leasehold_testing.checks import Failure
-from leasehold_testing.shard_sampler import ShardObserver, balance_of
+from leasehold_testing import shard_sampler
+from leasehold_testing.shard_sampler import ShardObserver, balance_of, wait_balanced
 
 
 def answer(*owned):
@@ -93,6 +96,31 @@ class BalanceTest(unittest.TestCase):
         g = group([8, 8])
         g["r1"] = None
         self.assertRegex(balance_of(g, 16), r"no answer from \['r1'\]")
+
+
+class FakeReplica:
+    def __init__(self, name):
+        self.name = name
+
+    def alive(self):
+        return True
+
+
+class WaitBalancedTest(unittest.TestCase):
+    def test_returns_the_owners_of_the_answers_judged_balanced(self):
+        # The first round of answers is balanced; every later one has shard 11 between owners
+        # (r2 released it, nobody took it yet), as a loaded machine may show right after.
+        balanced = group([6, 5, 5])
+        moving = group([6, 5, 5])
+        moving["r2"]["owned"] = [o for o in moving["r2"]["owned"] if o["shard"] != 11]
+        reads = {"count": 0}
+
+        def shards_of(sidecar, timeout=0.5):
+            reads["count"] += 1
+            return (balanced if reads["count"] <= 3 else moving)[sidecar.name]
+        with mock.patch.object(shard_sampler, "shards_of", shards_of):
+            got = wait_balanced([FakeReplica(f"r{j}") for j in range(3)], 16, timeout=1)
+        self.assertEqual(got, {i: "r0" if i < 6 else "r1" if i < 11 else "r2" for i in range(16)})
 
 
 if __name__ == "__main__":

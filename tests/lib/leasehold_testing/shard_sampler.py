@@ -37,10 +37,15 @@ def owners(sidecars):
     return out, silent
 
 
+def answers_of(sidecars):
+    """{replica name: its /shards dict now, or None when it is dead or did not answer}."""
+    return {s.name: shards_of(s) if s.alive() else None for s in sidecars}
+
+
 def balance_problem(sidecars, n):
     """None when the live `sidecars` own every one of the n shards exactly once, floor(n/M) or
     ceil(n/M) each, and all see M members; else what is wrong."""
-    return balance_of({s.name: shards_of(s) if s.alive() else None for s in sidecars}, n)
+    return balance_of(answers_of(sidecars), n)
 
 
 def balance_of(answers, n):
@@ -70,17 +75,24 @@ def balance_of(answers, n):
 
 
 def wait_balanced(sidecars, n, timeout):
-    """Waits until balance_problem is None; returns {shard: owner}."""
+    """Waits until balance_problem is None; returns {shard: owner} as the answers that were
+    judged balanced said (a second read could catch a shard between two owners)."""
     last = {}
 
     def ok():
-        last["why"] = balance_problem(sidecars, n)
+        last["answers"] = answers_of(sidecars)
+        last["why"] = balance_of(last["answers"], n)
         return last["why"] is None
     try:
         wait_for(f"{n} shards balanced over {[s.name for s in sidecars]}", ok, timeout)
     except Exception:
         check(False, f"not balanced after {timeout}s: {last.get('why')}")
-    return {i: who[0] for i, who in owners(sidecars)[0].items()}
+    return owners_in(last["answers"])
+
+
+def owners_in(answers):
+    """{shard: owner} from balanced answers (balance_of returned None for them; pure)."""
+    return {o["shard"]: name for name, st in answers.items() for o in st["owned"]}
 
 
 class ShardObserver:
