@@ -23,7 +23,9 @@ t0=$(date +%s.%N)
 env_lines=$("$here/start.sh" up "$tmp/cp" --ha) || fail "start.sh up --ha failed"
 eval "$env_lines"
 echo "ok: etcd + 2 kube-apiservers ready in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s"
-export KUBECONFIG
+# KUBECACHEDIR: this plane's own discovery cache (start.sh's env), never ~/.kube/cache.
+export KUBECONFIG KUBECACHEDIR
+[ -n "${KUBECACHEDIR:-}" ] || fail "start.sh's environment has no KUBECACHEDIR"
 ver=$(kubectl version -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["serverVersion"]["gitVersion"])')
 want=$(sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$here/go.mod")
 [ "$ver" = "$want" ] || fail "server version $ver, go.mod pins $want"

@@ -26,7 +26,7 @@
 # admin.kubeconfig audit-policy.yaml audit.log (JSON lines, one per finished request, level
 # Metadata: user, verb, resource, code) etcd/ (data) *.log *.pid *.cmd env, and prints:
 #   APISERVER_URL APISERVER_PORT APISERVER_PID [APISERVER2_URL APISERVER2_PORT APISERVER2_PID]
-#   ETCD_URL ETCD_PID APISERVER_CA APISERVER_DIR AUDIT_LOG ADMIN_TOKEN KUBECONFIG
+#   ETCD_URL ETCD_PID APISERVER_CA APISERVER_DIR AUDIT_LOG ADMIN_TOKEN KUBECONFIG KUBECACHEDIR
 # Flags in every kube-apiserver: RBAC authorization, ServiceAccount token signing (TokenRequest),
 # --feature-gates=CoordinatedLeaderElection=true, --runtime-config=coordination.k8s.io/v1beta1=true.
 set -euo pipefail
@@ -225,7 +225,12 @@ up)
     echo "AUDIT_LOG=$dir/audit.log"
     echo "ADMIN_TOKEN=$(cat "$dir/admin.token")"
     echo "KUBECONFIG=$dir/admin.kubeconfig"
+    # kubectl's discovery cache of this plane: the default, ~/.kube/cache/discovery/HOST_PORT,
+    # outlives the plane, and a later plane on the same loopback port with other APIs served
+    # (feature gates) was answered from it ("... LeaseCandidate is not served").
+    echo "KUBECACHEDIR=$dir/kubecache"
   } >"$dir/env"
+  export KUBECACHEDIR=$dir/kubecache
   # The bootstrap policy (system:* ClusterRoles) is written by a post-start hook; /readyz
   # covers it, but a Role binding test right after `up` must not race it.
   deadline=$(( $(date +%s) + timeout ))
@@ -265,7 +270,7 @@ token)
   dir=${2:?usage: start.sh token DIR NAMESPACE SERVICEACCOUNT [DURATION]}
   ns=${3:?namespace}
   sa=${4:?serviceaccount}
-  export KUBECONFIG=$dir/admin.kubeconfig
+  export KUBECONFIG=$dir/admin.kubeconfig KUBECACHEDIR=$dir/kubecache
   kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
   kubectl -n "$ns" get serviceaccount "$sa" >/dev/null 2>&1 ||
     kubectl -n "$ns" create serviceaccount "$sa" >/dev/null
