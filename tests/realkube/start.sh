@@ -226,8 +226,9 @@ up)
     echo "ADMIN_TOKEN=$(cat "$dir/admin.token")"
     echo "KUBECONFIG=$dir/admin.kubeconfig"
     # kubectl's discovery cache of this plane: the default, ~/.kube/cache/discovery/HOST_PORT,
-    # outlives the plane, and a later plane on the same loopback port with other APIs served
-    # (feature gates) was answered from it ("... LeaseCandidate is not served").
+    # is shared by every plane that ever listened on that loopback port and kept for hours, so
+    # kubectl could answer a new plane from what an earlier server there served, or had served
+    # yet while starting ("... LeaseCandidate is not served" in check.sh).
     echo "KUBECACHEDIR=$dir/kubecache"
   } >"$dir/env"
   export KUBECACHEDIR=$dir/kubecache
