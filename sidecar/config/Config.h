@@ -24,8 +24,8 @@ std::string_view toString(RestartPolicy policy);
 
 struct Config {
   std::string leaseName;  // required; DNS-1123 subdomain
-  // Unset: main resolves POD_NAMESPACE, the service-account namespace file, the kubeconfig
-  // context's namespace, then "default".
+  // Unset: main resolves $POD_NAMESPACE, else the cluster access's namespace (the
+  // service-account namespace file in-cluster, the context's from a kubeconfig), else "default".
   std::optional<std::string> leaseNamespace;
   std::string identity;  // default: $POD_NAME (else hostname) + "_" + 8 random hex digits
   // This replica's pod, written on the Lease it holds and shown as /leader's "name": $POD_NAME;
