@@ -75,4 +75,15 @@ struct Config {
   bool exitOnLoss = false;  // exit (non-zero) after a lost term instead of competing again
 };
 
+// The defaults that main settles only once the cluster access is known, here so that tests can
+// hold them to what --help says.
+// This pod's namespace: $POD_NAMESPACE (`podNamespaceVariable`, empty when unset), else the
+// cluster access's (RestConfig::defaultNamespace), else "default".
+std::string podNamespace(std::string_view podNamespaceVariable,
+                         const std::optional<std::string>& accessNamespace);
+// The Lease's namespace: --lease-namespace, else this pod's.
+std::string leaseNamespace(const Config& config, const std::string& podNamespace);
+// The version a --coordinated replica announces: --coordinated-version, else leasehold's own.
+std::string announcedVersion(const Config& config);
+
 }  // namespace leasehold::config
