@@ -498,6 +498,13 @@ std::string ConfigLoader::environmentName(const std::string& flag) {
   return name;
 }
 
+std::vector<ConfigLoader::SettingHelp> ConfigLoader::settingHelp() {
+  std::vector<SettingHelp> help;
+  for (const auto& setting : settings())
+    help.push_back({setting.flag, setting.fileKey, setting.help, runOnly().contains(setting.flag)});
+  return help;
+}
+
 ConfigLoader::Environment ConfigLoader::processEnvironment() {
   Environment environment;
   for (char** entry = environ; entry && *entry; ++entry) {
