@@ -38,6 +38,7 @@ LABEL org.opencontainers.image.title="leasehold" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.source="https://github.com/leasehold/leasehold" \
       org.opencontainers.image.documentation="https://github.com/leasehold/leasehold/blob/main/docs/operations.md" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
 # Runtime libraries of the binary: only glibc (libc6: libc, libm, the loader). OpenSSL,
 # yaml-cpp and libstdc++ are linked statically (LEASEHOLD_STATIC_DEPS, for a smaller RSS), and

@@ -36,9 +36,8 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
   auto rest = lh::cluster::RestConfigLoader::load({cfg.kubeconfig, cfg.context}, env);
   if (!rest) return lh::app::failToStart(rest.message());
   const std::string podNamespace =
-      envOr(env, "POD_NAMESPACE", rest->defaultNamespace.value_or("default"));
-  std::string ns = cfg.leaseNamespace.value_or(podNamespace);
-  if (ns.empty()) ns = "default";
+      lh::config::podNamespace(envOr(env, "POD_NAMESPACE"), rest->defaultNamespace);
+  const std::string ns = lh::config::leaseNamespace(cfg, podNamespace);
   if (cfg.shards > 0) {
     return lh::app::runShardProcess({cfg, *rest, ns, envOr(env, "POD_IP"), watchHook.seconds},
                                     logger);

@@ -52,10 +52,8 @@ std::unique_ptr<kube::LeaseCandidate> leaseCandidate(const config::Config& cfg,
   options.requestDeadline = setup.requestDeadline;
   auto candidate = std::make_unique<kube::LeaseCandidate>(
       rt.api.side(), rt.clock,
-      kube::LeaseCandidateSpec{
-          setup.lease.ns, cfg.identity, cfg.leaseName,
-          cfg.coordinatedVersion.empty() ? std::string(LEASEHOLD_VERSION) : cfg.coordinatedVersion,
-          "", "OldestEmulationVersion"},
+      kube::LeaseCandidateSpec{setup.lease.ns, cfg.identity, cfg.leaseName,
+                               config::announcedVersion(cfg), "", "OldestEmulationVersion"},
       rt.random01(), options);
   candidate->setProblemHandler([&logger](const std::string& p) { logger.warn(p); });
   return candidate;

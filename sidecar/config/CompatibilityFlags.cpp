@@ -72,7 +72,8 @@ const std::vector<CompatibilityFlag>& compatibilityFlags() {
        "--renew-deadline D/2 and --retry-period D/4 (contrib's rule)",
        kElectors, ttl, true},
       {"use-cluster-credentials", "useClusterCredentials", "", true, "",
-       "Accepted and ignored: without --kubeconfig the pod's service account is used anyway",
+       "Accepted and ignored: without --kubeconfig or $KUBECONFIG the pod's service account is "
+       "used anyway",
        kElectors, same},
       {"lock-type", "lockType", "", false, "leases",
        "Must be leases (k8s-elector); endpoints and configmaps locks are rejected", kElectors,

@@ -36,4 +36,21 @@ std::string_view toString(RestartPolicy policy) {
   return "never";
 }
 
+std::string podNamespace(std::string_view podNamespaceVariable,
+                         const std::optional<std::string>& accessNamespace) {
+  if (!podNamespaceVariable.empty()) return std::string(podNamespaceVariable);
+  if (accessNamespace && !accessNamespace->empty()) return *accessNamespace;
+  return "default";
+}
+
+std::string leaseNamespace(const Config& config, const std::string& podNamespace) {
+  if (config.leaseNamespace && !config.leaseNamespace->empty()) return *config.leaseNamespace;
+  return podNamespace.empty() ? "default" : podNamespace;
+}
+
+std::string announcedVersion(const Config& config) {
+  return config.coordinatedVersion.empty() ? std::string(LEASEHOLD_VERSION)
+                                           : config.coordinatedVersion;
+}
+
 }  // namespace leasehold::config

@@ -24,8 +24,8 @@ std::string_view toString(RestartPolicy policy);
 
 struct Config {
   std::string leaseName;  // required; DNS-1123 subdomain
-  // Unset: main resolves POD_NAMESPACE, the service-account namespace file, the kubeconfig
-  // context's namespace, then "default".
+  // Unset: main resolves $POD_NAMESPACE, else the cluster access's namespace (the
+  // service-account namespace file in-cluster, the context's from a kubeconfig), else "default".
   std::optional<std::string> leaseNamespace;
   std::string identity;  // default: $POD_NAME (else hostname) + "_" + 8 random hex digits
   // This replica's pod, written on the Lease it holds and shown as /leader's "name": $POD_NAME;
@@ -74,5 +74,16 @@ struct Config {
   RestartPolicy restart = RestartPolicy::Never;  // when the command exits on its own
   bool exitOnLoss = false;  // exit (non-zero) after a lost term instead of competing again
 };
+
+// The defaults that main settles only once the cluster access is known, here so that tests can
+// hold them to what --help says.
+// This pod's namespace: $POD_NAMESPACE (`podNamespaceVariable`, empty when unset), else the
+// cluster access's (RestConfig::defaultNamespace), else "default".
+std::string podNamespace(std::string_view podNamespaceVariable,
+                         const std::optional<std::string>& accessNamespace);
+// The Lease's namespace: --lease-namespace, else this pod's.
+std::string leaseNamespace(const Config& config, const std::string& podNamespace);
+// The version a --coordinated replica announces: --coordinated-version, else leasehold's own.
+std::string announcedVersion(const Config& config);
 
 }  // namespace leasehold::config

@@ -123,12 +123,13 @@ const std::vector<Setting>& settings() {
       {"lease-name", "leaseName", ValueKind::Text, "NAME",
        "Name of the Lease object to compete for (required)", text(&Config::leaseName)},
       {"lease-namespace", "leaseNamespace", ValueKind::Text, "NAMESPACE",
-       "Namespace of the Lease (default: $POD_NAMESPACE, the service-account namespace, the "
-       "kubeconfig context's namespace, then \"default\")",
+       "Namespace of the Lease (default: $POD_NAMESPACE, else the namespace of the cluster "
+       "access in use: the service account's in-cluster, the context's from a kubeconfig; else "
+       "\"default\")",
        optionalText(&Config::leaseNamespace)},
       {"identity", "identity", ValueKind::Text, "ID",
        "This candidate's identity (default: $POD_NAME or the hostname, plus _ and 8 random hex "
-       "digits)",
+       "digits; - instead of _ with --coordinated)",
        text(&Config::identity)},
       {"lease-duration", "leaseDuration", ValueKind::Duration, "DURATION",
        "How long followers wait after the last renewal before taking over (default 15s)",
@@ -144,7 +145,8 @@ const std::vector<Setting>& settings() {
        "lease duration)",
        duration([](Config& c) -> time::Duration& { return c.releaseCooldown; })},
       {"kubeconfig", "kubeconfig", ValueKind::Text, "PATH",
-       "kubeconfig file (default: in-cluster, else $KUBECONFIG, else ~/.kube/config)",
+       "kubeconfig file (default: $KUBECONFIG, else in-cluster with the pod's service account, "
+       "else ~/.kube/config)",
        optionalText(&Config::kubeconfig)},
       {"context", "context", ValueKind::Text, "NAME", "kubeconfig context to use",
        optionalText(&Config::context)},
@@ -494,6 +496,13 @@ std::string ConfigLoader::environmentName(const std::string& flag) {
     name.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
   }
   return name;
+}
+
+std::vector<ConfigLoader::SettingHelp> ConfigLoader::settingHelp() {
+  std::vector<SettingHelp> help;
+  for (const auto& setting : settings())
+    help.push_back({setting.flag, setting.fileKey, setting.help, runOnly().contains(setting.flag)});
+  return help;
 }
 
 ConfigLoader::Environment ConfigLoader::processEnvironment() {

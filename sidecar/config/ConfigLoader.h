@@ -51,6 +51,16 @@ class ConfigLoader {
   // "lease-name" -> "LEASEHOLD_LEASE_NAME"
   static std::string environmentName(const std::string& flag);
 
+  // What --help says of each leasehold setting (compatibility flags aside), in its order; for
+  // the tests that hold each documented default to the code.
+  struct SettingHelp {
+    std::string flag;     // "lease-name"
+    std::string fileKey;  // "leaseName", also --print-config's key
+    std::string help;
+    bool runOnly = false;  // only for `leasehold run`
+  };
+  static std::vector<SettingHelp> settingHelp();
+
  private:
   Environment environment_;
   IdentitySources identity_;

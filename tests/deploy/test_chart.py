@@ -16,6 +16,8 @@ subchart   the chart as a dependency of a parent chart, used exactly as charts/l
            shows: the public named templates render the sidecar, volumes and mount into the
            parent's Deployment; helm's `global` values pass the schema; lint --strict passes.
 schema     values.schema.json is valid draft 7 and values.yaml passes it (python3-jsonschema);
+           Chart.yaml is apiVersion v2, its appVersion the image tag, its license annotation
+           (artifacthub.io/license) the repository's (Apache-2.0);
            each kind of bad value is rejected by python3-jsonschema AND by helm itself
            (`helm template` and `helm lint` fail with the schema error naming the key; with
            --skip-schema-validation the same values render, so it was the schema).
@@ -56,7 +58,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import Failure, check  # noqa: E402
 from leasehold_testing import chart_suite  # noqa: E402
 from leasehold_testing.helm import CHART, by_kind, deep_merge  # noqa: E402
-from leasehold_testing.paths import ROOT  # noqa: E402
+from leasehold_testing.paths import LICENSE_SPDX, ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELM_ONLY_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")
@@ -255,6 +257,9 @@ def check_schema(helm, _args):
     check(meta["apiVersion"] == "v2", "Chart.yaml apiVersion must be v2")
     check(values["image"]["tag"] == str(meta["appVersion"]),
           f"values image.tag {values['image']['tag']} != Chart appVersion {meta['appVersion']}")
+    license_annotation = meta.get("annotations", {}).get("artifacthub.io/license")
+    check(license_annotation == LICENSE_SPDX,
+          f"Chart.yaml annotation artifacthub.io/license {license_annotation!r} != {LICENSE_SPDX}")
     for what, (override, key) in BAD_VALUES.items():
         errors = jsonschema_errors(deep_merge(values, override), schema)
         check(errors and any(key in e for e in errors),

@@ -4,7 +4,8 @@
     test_dockerfile.py --dockerfile Dockerfile --binary build/release/sidecar/leasehold
 
 - structure: build stage FROM debian:bookworm running scripts/install-deps.sh and the release
-  preset; runtime stage FROM debian:bookworm-slim with OCI labels, a numeric non-root USER,
+  preset; runtime stage FROM debian:bookworm-slim with OCI labels (licenses: Apache-2.0, the
+  license LICENSE holds), a numeric non-root USER,
   ENTRYPOINT ["/usr/local/bin/leasehold"] and the binary copied from the build stage;
   .dockerignore keeps what the build needs.
 - libraries: `ldd` of the built binary, each library mapped to its Debian package with
@@ -25,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from leasehold_testing import Failure, check
+from leasehold_testing.paths import LICENSE, LICENSE_SPDX
 
 GOAL_MB = 25.0
 
@@ -100,8 +102,13 @@ def check_structure(dockerfile, dockerignore):
     check(any(f"--from={build['name']}" in c and c.endswith("/usr/local/bin/leasehold")
               for c in copies), f"the binary must be copied from the build stage: {copies}")
     labels = " ".join(a for i, a in rt if i == "LABEL")
-    for key in ("title", "description", "version", "revision", "created", "source"):
+    for key in ("title", "description", "version", "revision", "created", "source", "licenses"):
         check(f"org.opencontainers.image.{key}=" in labels, f"missing OCI label {key}")
+    check(f'org.opencontainers.image.licenses="{LICENSE_SPDX}"' in labels,
+          f"the licenses label must be {LICENSE_SPDX}: {labels}")
+    text = LICENSE.read_text() if LICENSE.is_file() else ""
+    check("Apache License" in text and "Version 2.0, January 2004" in text,
+          f"{LICENSE} must hold the license the label names ({LICENSE_SPDX})")
     check(not any(i == "RUN" and "apt-get install" in a and "--no-install-recommends" not in a
                   for i, a in rt), "runtime apt-get install needs --no-install-recommends")
     check(any(i == "RUN" and "rm -rf /var/lib/apt/lists" in a for i, a in rt),

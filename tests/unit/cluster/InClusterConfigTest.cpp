@@ -1,10 +1,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <regex>
+
 #include "MinimalKubeconfig.h"
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
 #include "cluster/RestConfigLoader.h"
+#include "config/ConfigLoader.h"
 
 namespace leasehold::cluster {
 namespace {
@@ -138,6 +142,61 @@ TEST_F(InClusterConfigTest, LoadPrefersExplicitKubeconfigThenInCluster) {
   config = RestConfigLoader::load({}, {{"HOME", (dir_.path() / "home").string()}}, saDir());
   ASSERT_TRUE(config) << config.message();
   EXPECT_EQ(config->server, "https://home:6443");
+}
+
+// --kubeconfig's help says where the cluster access comes from without it, "(default: A, else B,
+// else C)". Read as an order and held to load(): with every source at hand A is used, without A
+// then B, and so on. (config_test's DocumentedDefaults leaves this default to this test.)
+TEST_F(InClusterConfigTest, LoadOrderIsTheOneKubeconfigHelpStates) {
+  std::string help;
+  for (const auto& setting : config::ConfigLoader::settingHelp()) {
+    if (setting.flag == "kubeconfig") help = setting.help;
+  }
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(help, match, std::regex(R"(\(default: ([^()]*)\)$)"))) << help;
+  const std::string documented = match[1].str();
+
+  struct Source {
+    std::string documentedAs;  // how the help text starts naming it
+    std::function<void(RestConfigLoader::Environment&)> offer;
+    std::string server;  // what load() answers when it picks this source
+  };
+  const auto kubeconfig = dir_.write("kubeconfig", minimalKubeconfig("https://kc:6443"));
+  dir_.write("home/.kube/config", minimalKubeconfig("https://home:6443"));
+  const std::vector<Source> sources = {
+      {"$KUBECONFIG", [&](auto& env) { env["KUBECONFIG"] = kubeconfig.string(); },
+       "https://kc:6443"},
+      {"in-cluster", [&](auto& env) { env.insert(env_.begin(), env_.end()); },
+       "https://10.96.0.1:443"},
+      {"~/.kube/config", [&](auto& env) { env["HOME"] = (dir_.path() / "home").string(); },
+       "https://home:6443"},
+  };
+
+  std::vector<const Source*> order;
+  const std::string separator = ", else ";
+  for (std::size_t start = 0;;) {
+    const auto end = documented.find(separator, start);
+    const std::string item = documented.substr(start, end == std::string::npos ? end : end - start);
+    const Source* named = nullptr;
+    for (const auto& source : sources) {
+      if (item.starts_with(source.documentedAs)) named = &source;
+    }
+    ASSERT_NE(named, nullptr) << "\"" << item << "\" names no source this test knows";
+    order.push_back(named);
+    if (end == std::string::npos) break;
+    start = end + separator.size();
+  }
+  ASSERT_EQ(order.size(), sources.size()) << documented;
+
+  for (std::size_t first = 0; first < order.size(); ++first) {
+    RestConfigLoader::Environment env;
+    for (std::size_t i = first; i < order.size(); ++i)
+      order[i]->offer(env);
+    SCOPED_TRACE("offered from " + order[first]->documentedAs + " on");
+    const auto config = RestConfigLoader::load({}, env, saDir());
+    ASSERT_TRUE(config) << config.message();
+    EXPECT_EQ(config->server, order[first]->server) << "help: " << documented;
+  }
 }
 
 }  // namespace
