@@ -10,7 +10,9 @@
 # network (apt-get in RUN).
 #
 # Build stage: the build packages of scripts/install-deps.sh (--build-only: not the test
-# toolchain) and the same CMake preset as CI.
+# toolchain) and the same CMake preset as CI, without the tests (LEASEHOLD_TESTS=OFF). Only the
+# build files and sidecar/ are copied, so that a change to the tests, docs or charts reuses the
+# cached build layer (tests/deploy's deploy.image builds this image in the gate).
 # Runtime stage: debian:bookworm-slim plus exactly the packages that hold the shared libraries
 # the binary links (`ldd`); tests/deploy/test_dockerfile.py fails when this list and `ldd` of
 # the release binary disagree in either direction.
@@ -20,8 +22,9 @@ WORKDIR /src
 # Dependencies first, so that a source change does not reinstall them.
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
-COPY . .
-RUN cmake --preset release \
+COPY CMakeLists.txt CMakePresets.json ./
+COPY sidecar sidecar
+RUN cmake --preset release -DLEASEHOLD_TESTS=OFF \
  && cmake --build --preset release --target leasehold \
  && install -D -s -m 0755 build/release/sidecar/leasehold /out/leasehold \
  && ldd /out/leasehold \

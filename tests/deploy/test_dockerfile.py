@@ -115,7 +115,7 @@ def check_structure(dockerfile, dockerignore):
           "runtime stage must drop the apt lists")
     ignored = {ln.strip() for ln in dockerignore.read_text().splitlines()
                if ln.strip() and not ln.startswith("#")}
-    for needed in ("sidecar", "scripts", "tests", "CMakeLists.txt", "CMakePresets.json"):
+    for needed in ("sidecar", "scripts", "CMakeLists.txt", "CMakePresets.json"):
         check(needed not in ignored, f".dockerignore must not exclude {needed}")
     check("build" in ignored and ".git" in ignored, ".dockerignore must exclude build and .git")
     pkgs = [p for i, a in rt if i == "RUN" for p in apt_packages(a)]
