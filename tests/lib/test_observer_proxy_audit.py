@@ -63,6 +63,22 @@ class ObserverChecks(unittest.TestCase):
         with self.assertRaisesRegex(Failure, "a#0 .* a#1"):
             bad.check_safety()
 
+    def test_a_release_ends_the_claim_at_the_send_of_its_last_true_answer(self):
+        # a#0 answers true to a request sent at 1.000 that arrives at 1.004, after b#0's term
+        # began (1.002), then exits cleanly (a release): the answer was computed before the
+        # release, so no overlap (the arrival rule flagged this in a loaded ctest -j2 run).
+        late = (BASE + 1.000, BASE + 1.004, "a#0", {
+            "leader": True, "fencingToken": 0, "validUntil": iso(1.5), "acquireTime": iso(0.0)})
+        ok = observer([true(0.1, "a#0", 0, 1.5, 0.0), late, exited(1.010, "a#0", 0),
+                       true(1.003, "b#0", 1, 2.5, 1.002)])
+        ok.check_safety()
+        # The same answer to a request SENT after b#0's term began is a double claim.
+        sent_late = (BASE + 1.010, BASE + 1.011, "a#0", late[3])
+        bad = observer([true(0.1, "a#0", 0, 1.5, 0.0), sent_late, exited(1.020, "a#0", 0),
+                        true(1.003, "b#0", 1, 2.5, 1.002)])
+        with self.assertRaisesRegex(Failure, "claims overlap"):
+            bad.check_safety()
+
     def test_tokens_must_go_up(self):
         obs = observer([true(0.1, "a#0", 3, 1.6, 0.0), false(1.7, "a#0"),
                         true(2.0, "b#0", 3, 3.5, 1.9)])

@@ -12,11 +12,15 @@ class Observer:
 
     One Sampler thread per sidecar (leader_sampler: 0.5 s timeout, on to the next process after
     a restart), so a SIGSTOPped one (whose requests hang until their timeout) delays only its
-    own samples. A new connection per request, as the Observer always did: this check ends a
-    released claim at the arrival of its last leader=true answer, and with kept-alive
-    connections the drop-in SIGTERM handover was flagged twice in ctest -j2 runs on a loaded
-    machine (an answer computed just before the release, read after the next holder's
-    acquisition 1-3 ms later). Each process a Sidecar runs is its own incarnation
+    own samples. A new connection per request, as the Observer always did (kept-alive
+    connections delayed answers more on a loaded machine). A released claim ends at the SEND
+    time of the last request answered leader=true: that answer was computed somewhere between
+    its send and its arrival, and the release that followed retracted the claim. The arrival was
+    the rule before, and flagged a correct SIGTERM handover in dropin.contrib_client_handover on
+    a loaded machine: replica-1 answered true before it stopped claiming (13:34:39.5727), the
+    answer reached the sampler after replica-2 had acquired (.5743), 2-3 ms late. A double claim
+    is still caught: an answer leader=true to a request sent after another's term began.
+    Each process a Sidecar runs is its own incarnation
     ("name#0", "name#1" after a restart): a restarted process's claims are checked against its
     previous life's like anybody else's.
 
@@ -89,8 +93,9 @@ class Observer:
         start: the term's acquireTime (written by the holder when it sent the acquisition: its
         claim cannot begin earlier) or the first request that got leader=true, whichever is
         earlier. end: the largest validUntil it answered, unless it later answered leader=false
-        or exited cleanly (a release): then the answer time of its last leader=true, before it
-        stopped claiming. A killed process claims nothing once dead.
+        or exited cleanly (a release): then the send time of its last request answered
+        leader=true (the class's comment says why not its arrival). A killed process claims
+        nothing once dead.
         """
         terms = []
         current = {}
@@ -101,10 +106,10 @@ class Observer:
                 vu = epoch(st["validUntil"])
                 if term and term[3] == token:
                     term[1] = max(term[1], vu)
-                    term[4] = t1
+                    term[4] = t0
                     continue
                 start = min(t0, epoch(st["acquireTime"])) if st.get("acquireTime") else t0
-                term = [start, vu, name, token, t1]
+                term = [start, vu, name, token, t0]
                 current[name] = term
                 terms.append(term)
             elif st is not None and "exited" in st and term:
