@@ -31,7 +31,11 @@ if [ "${1:-}" = "--check" ]; then
   have=$(sha256sum "$archive" | cut -d' ' -f1)
   [ "$want" = "$have" ] || die "$manifest: sha256 $want, but $archive has $have"
   bin=$(field "$manifest" bin)
-  tar -tzf "$archive" | grep -qxF "$bin" || die "$manifest: bin $bin is not in $archive"
+  # The listing first, then grep: `tar | grep -q` fails under pipefail once grep stops reading
+  # at its match and tar, with names still to print, dies of SIGPIPE (it did as soon as the
+  # archive held LICENSE after the binary).
+  listing=$(tar -tzf "$archive") || die "$archive: not a readable tar.gz"
+  grep -qxF "$bin" <<<"$listing" || die "$manifest: bin $bin is not in $archive"
   echo "krew-package: $manifest matches $archive (sha256 $have, bin $bin)"
   exit 0
 fi
