@@ -183,15 +183,27 @@ def slow_exec_plugin(env):
     check(not warnings, f"no plugin warning while it works, only slowly: {warnings[:2]}")
 
 
-def traced_pid(tracer_pid, timeout=10):
-    """The pid of the process strace started (its only child)."""
+def traced_pid(tracer_pid, binary, timeout=10):
+    """The pid of the process strace started: its child that runs `binary`. Not merely its
+    first child: strace 6.1 forks short-lived children of its own first (its --seccomp-bpf
+    checks), and in 7 of 10 starts here the first child seen was one of those. Taking it made
+    slow_status_file signal a process that was gone (ProcessLookupError in the gate), and
+    could have signalled a stranger that got its pid."""
+    want = os.path.realpath(binary)
+
     def child():
         try:
             with open(f"/proc/{tracer_pid}/task/{tracer_pid}/children") as f:
-                pids = f.read().split()
+                pids = [int(p) for p in f.read().split()]
         except FileNotFoundError:
             return None
-        return int(pids[0]) if pids else None
+        for pid in pids:
+            try:
+                if os.path.realpath(f"/proc/{pid}/exe") == want:
+                    return pid
+            except OSError:  # gone, or not exec'd yet
+                continue
+        return None
     return wait_for("strace to start the sidecar", child, timeout)
 
 
@@ -206,6 +218,7 @@ def slow_status_file(env):
     status_file = env.dir / "slow.status.json"
     trace_log = env.dir / "strace.out"
     s = env.sidecar("slowdisk", extra_args=["--status-file", str(status_file)])
+    binary = s.args[0]
     # -f: both threads; --seccomp-bpf: only fsync and fdatasync stop the process, and only the
     # calling thread is held for the 3 s.
     s.args = [strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=fsync,fdatasync", "-e",
@@ -216,7 +229,7 @@ def slow_status_file(env):
     s.env_vars["ASAN_OPTIONS"] = ":".join(
         o for o in (s.env_vars.get("ASAN_OPTIONS", ""), "detect_leaks=0") if o)
     s.start(wait=False)
-    sidecar_pid = traced_pid(s.proc.pid)
+    sidecar_pid = traced_pid(s.proc.pid, binary)
     try:
         slow_status_file_checks(env, s, sidecar_pid, status_file, trace_log)
     finally:
