@@ -143,7 +143,10 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
 # A snapshot mirror serves Release files past their Valid-Until; when this machine's apt is
 # told to accept that, so is the image's (a real mirror needs no such setting).
-if apt-config dump 2>/dev/null | grep -qx 'Acquire::Check-Valid-Until "false";'; then
+# (The dump first: under pipefail `apt-config dump | grep -q` is false when grep stops at its
+# match and apt-config dies of SIGPIPE.)
+apt_settings=$(apt-config dump 2>/dev/null || true)
+if grep -qx 'Acquire::Check-Valid-Until "false";' <<<"$apt_settings"; then
   echo 'Acquire::Check-Valid-Until "false";' >"$rootfs/etc/apt/apt.conf.d/99local-snapshot-mirror"
 fi
 # The official images' settings for apt in containers (debuerreotype's docker-* files).

@@ -33,7 +33,11 @@ echo "ok: server $ver"
 kubectl --server "$APISERVER2_URL" get --raw /readyz >/dev/null || fail "second apiserver not ready"
 kubectl --server "$APISERVER2_URL" create namespace check >/dev/null
 kubectl get namespace check >/dev/null || fail "the two apiservers do not share etcd"
-kubectl api-resources --api-group coordination.k8s.io -o name | grep -q leasecandidates ||
+# The listing first, then grep: under pipefail `kubectl ... | grep -q` fails whenever grep
+# stops reading at its match before kubectl has written its last line (kubectl then dies of
+# SIGPIPE): the cause of the intermittent "LeaseCandidate is not served" below.
+resources=$(kubectl api-resources --api-group coordination.k8s.io -o name)
+grep -qx leasecandidates.coordination.k8s.io <<<"$resources" ||
   fail "coordination.k8s.io/v1beta1 LeaseCandidate is not served"
 echo "ok: both apiservers share etcd; LeaseCandidate served"
 
