@@ -7,8 +7,12 @@
 #   github.com/prometheus-operator/prometheus-operator (promcrds/go.mod: nothing built)
 # into build/realkube/crds/monitoring.coreos.com (beside OUTDIR). go.sum is committed and the
 # build is -mod=readonly, so what is built is exactly what is pinned. The first build on an
-# empty Go cache downloads the modules and compiles for several minutes (see README); later
-# builds reuse Go's build cache and take seconds.
+# empty Go cache downloads the modules and compiles for several minutes (see README). Go caches
+# the compiled packages but links every binary again (kube-apiserver's link alone takes 20-60 s
+# on 2 cores), so the finished binaries and CRDs are also kept outside the clone, keyed by
+# everything that decides them (the go version, every go.mod and go.sum here, this script):
+# $LEASEHOLD_REALKUBE_CACHE (default ~/.cache/leasehold/realkube/KEY); a fresh clone on a
+# machine that built the same pins before copies them in a second.
 #
 # Usage: build.sh [OUTDIR]     (default: <repo>/build/realkube/bin)
 
@@ -36,6 +40,18 @@ out=$(cd "$out" && pwd)
 
 use_pinned_go realkube/build.sh
 start=$(date +%s)
+crds=$(dirname "$out")/crds/monitoring.coreos.com
+key=$( (go version && cd "$here" && cat go.mod go.sum etcd/go.mod etcd/go.sum promcrds/go.mod \
+  promcrds/go.sum build.sh) | sha256sum | cut -c1-16)
+cache=${LEASEHOLD_REALKUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/leasehold/realkube}/$key
+if [ -x "$cache/bin/kube-apiserver" ] && [ -x "$cache/bin/etcd" ] && [ -x "$cache/bin/helm" ] &&
+  [ -f "$cache/crds/monitoring.coreos.com_prometheusrules.yaml" ]; then
+  cp -p "$cache"/bin/kube-apiserver "$cache"/bin/etcd "$cache"/bin/helm "$out/"
+  rm -rf "$crds" && mkdir -p "$crds" && cp -p "$cache"/crds/*.yaml "$crds/"
+  echo "realkube/build.sh: kube-apiserver, etcd and helm in $out, CRDs in $crds, from $cache" \
+    "($(( $(date +%s) - start )) s)"
+  exit 0
+fi
 # Version stamps, as the projects' own release builds set them (kubernetes' hack/lib/version.sh,
 # helm's Makefile): without them kube-apiserver reports v0.0.0-master, which kubectl and helm's
 # kubeVersion check cannot parse. The versions come from go.mod, the one place they are pinned.
@@ -59,7 +75,6 @@ helm_ldflags="$helm_ldflags -X $hv/pkg/chartutil.k8sVersionMajor=1 -X $hv/pkg/ch
 # (tests/deploy/test_monitoring_real.py applies them), exactly as the pinned release ships them.
 crd_mod=github.com/prometheus-operator/prometheus-operator
 crd_src=$(cd "$here/promcrds" && go mod download "$crd_mod" && go list -m -f '{{.Dir}}' "$crd_mod")
-crds=$(dirname "$out")/crds/monitoring.coreos.com
 rm -rf "$crds" && mkdir -p "$crds"
 install -m 0644 "$crd_src"/example/prometheus-operator-crd/*.yaml "$crds/"
 [ -f "$crds/monitoring.coreos.com_prometheusrules.yaml" ] || {
@@ -67,4 +82,12 @@ install -m 0644 "$crd_src"/example/prometheus-operator-crd/*.yaml "$crds/"
 for b in kube-apiserver etcd helm; do
   [ -x "$out/$b" ] || { echo "realkube/build.sh: $out/$b was not built" >&2; exit 1; }
 done
+# Kept for the next clone: written beside, then renamed, so that a build killed half-way never
+# leaves a cache entry that looks complete.
+mkdir -p "$(dirname "$cache")"
+tmp_cache=$(mktemp -d "$cache.tmp.XXXXXX")
+mkdir -p "$tmp_cache/bin" "$tmp_cache/crds"
+cp -p "$out"/kube-apiserver "$out"/etcd "$out"/helm "$tmp_cache/bin/"
+cp -p "$crds"/*.yaml "$tmp_cache/crds/"
+rm -rf "$cache" && mv "$tmp_cache" "$cache"
 echo "realkube/build.sh: kube-apiserver, etcd and helm in $out, CRDs in $crds ($(( $(date +%s) - start )) s)"
