@@ -1,6 +1,6 @@
-"""Shard mode's sampler and checks: every replica's GET /shards asked every ~10 ms (one
-leader_sampler.Sampler thread per replica, path /shards, following restarts), the claims per
-shard rebuilt from the answers, and the two safety checks of issue 15:
+"""Shard mode's sampler and checks: every replica's GET /shards asked every (D - R)/50 (10 ms at
+the release timings; one leader_sampler.Sampler thread per replica, path /shards, following
+restarts), the claims per shard rebuilt from the answers, and the two safety checks of issue 15:
 
   - no shard is ever claimed by two replicas at once. A sample proves a claim at some instant
     of [sent, answered]; a term (one replica process, one shard, one token) claims without a
@@ -16,10 +16,14 @@ import threading
 from .checks import check, wait_for
 from .http_calls import http_get
 from .leader_sampler import Sampler
+from .timings import D, R, slack
 
 
-def shards_of(sidecar, timeout=0.5):
-    """GET /shards as a dict, or None when it did not answer 200."""
+def shards_of(sidecar, timeout=None):
+    """GET /shards as a dict, or None when it did not answer 200. The loop answers in
+    milliseconds; the default deadline (0.5 s on release) is for a loaded machine."""
+    if timeout is None:
+        timeout = slack(0.5)
     code, body = http_get(sidecar.port, "/shards", timeout=timeout)
     return json.loads(body) if code == 200 else None
 
@@ -101,8 +105,12 @@ class ShardObserver:
     one process each, follow=False, so its thread ends when the process does). check_safety()
     runs both checks over everything sampled."""
 
-    def __init__(self, sidecars, interval=0.01):
-        self.interval = interval
+    def __init__(self, sidecars, interval=None):
+        # (D - R) / 50, 10 ms at the release timings: the margin between one owner's claim and
+        # the next owner's (R < D) holds 50 samples of each replica at any slowdown.
+        self.interval = (D - R) / 50 if interval is None else interval
+        # A GET /shards that takes longer is no answer (proves nothing): 0.25 s on release.
+        self.timeout = slack(0.25)
         self.lock = threading.Lock()
         self.samples = []  # (name, process id, t0, t1, status or None)
         self.samplers = []
@@ -121,10 +129,11 @@ class ShardObserver:
         for t in samplers:
             t.stop()
         for t in samplers:
-            t.join(2)
+            t.join(slack(2))  # a request in flight ends by its timeout
 
     def add(self, sidecar, start=True, follow=True):
-        t = Sampler(sidecar, self.interval, record=self._record, follow=follow, path="/shards")
+        t = Sampler(sidecar, self.interval, record=self._record, follow=follow,
+                    timeout=self.timeout, path="/shards")
         with self.lock:
             self.samplers.append(t)
         if start:
