@@ -1,6 +1,6 @@
-"""Shard mode's sampler and checks: every replica's GET /shards asked every (D - R)/50 (10 ms at
-the release timings; one leader_sampler.Sampler thread per replica, path /shards, following
-restarts), the claims per shard rebuilt from the answers, and the two safety checks of issue 15:
+"""Shard mode's sampler and checks: every replica's GET /shards asked every ~10 ms (one
+leader_sampler.Sampler thread per replica, path /shards, following restarts), the claims per
+shard rebuilt from the answers, and the two safety checks of issue 15:
 
   - no shard is ever claimed by two replicas at once. A sample proves a claim at some instant
     of [sent, answered]; a term (one replica process, one shard, one token) claims without a
@@ -16,7 +16,7 @@ import threading
 from .checks import check, wait_for
 from .http_calls import http_get
 from .leader_sampler import Sampler
-from .timings import D, R, slack
+from .timings import slack
 
 
 def shards_of(sidecar, timeout=None):
@@ -105,10 +105,9 @@ class ShardObserver:
     one process each, follow=False, so its thread ends when the process does). check_safety()
     runs both checks over everything sampled."""
 
-    def __init__(self, sidecars, interval=None):
-        # (D - R) / 50, 10 ms at the release timings: the margin between one owner's claim and
-        # the next owner's (R < D) holds 50 samples of each replica at any slowdown.
-        self.interval = (D - R) / 50 if interval is None else interval
+    def __init__(self, sidecars, interval=0.01):
+        # Every 10 ms at any slowdown: the safety check sees no less for a slower build.
+        self.interval = interval
         # A GET /shards that takes longer is no answer (proves nothing): 0.25 s on release.
         self.timeout = slack(0.25)
         self.lock = threading.Lock()
