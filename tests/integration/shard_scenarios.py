@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Shard mode (--shards 16, issue 15) with real processes: 4 replicas of one shard group, then a
 5th that joins, SIGTERM of a member, kill -9 of a member, SIGSTOP of a member for 2D, a
-partition of a member, and the API cost of 5 replicas in steady state. A ShardObserver samples
-every replica's /shards every ~10 ms throughout and at the end checks that no shard
-was ever claimed by two replicas at once and that each shard's token went up every term; every
-change must end balanced (floor(16/M) or ceil(16/M) each).
+partition of a member, and the API cost of 5 replicas in steady state. A
+ShardObserver samples every replica's /shards every ~10 ms throughout and at the end checks that
+no shard was ever claimed by two replicas at once and that each shard's token went up every
+term; every change must end balanced (floor(16/M) or ceil(16/M) each).
 
     shard_scenarios.py --sidecar BIN (--apiserver BIN | --real) SCENARIO...   (or `all`, --list)
 
