@@ -51,8 +51,8 @@ SLOWDOWN = slowdown_from(os.environ)
 def slack(seconds):
     """The machine's part of a bound: `seconds` of work as the release build needs it on the
     shared 2-core CI machine (a process start, an API round trip, a poll that sees a change),
-    times SLOWDOWN."""
-    return seconds * SLOWDOWN
+    times SLOWDOWN (to the millisecond, so that it prints as it reads: 0.9, not 0.8999...)."""
+    return round(seconds * SLOWDOWN, 3)
 
 
 def scaled(seconds):
