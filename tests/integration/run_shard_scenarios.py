@@ -17,8 +17,10 @@ LEASEHOLD_FENCING_TOKEN, LEASEHOLD_IDENTITY), and ends with run mode's checks pe
 (leasehold_testing.run_mode.command_failures: no two commands of one shard at once across
 replicas, each stopped by R after its shard's last renewal, nothing of a stopped group
 survives, no stale-token write) and shard mode's (ShardObserver: no shard claimed twice in
-/shards, tokens up every term). Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace 500ms,
---drain-timeout 3s. Each scenario prints what it measured.
+/shards, tokens up every term). Timings are scaled: D=2s, R=1.5s, P=0.3s; --kill-grace R/3
+(500ms), --drain-timeout R + 1.5 s (3s); every bound is derived from them and slack() (the
+machine's part), so LEASEHOLD_TEST_SLOWDOWN=F stretches all of it F times for a slower build
+(tests/lib/README.md). Each scenario prints what it measured.
 
 A little over 400 lines: ten independent scenarios of 10-35 lines each (one ctest entry each)
 and the group they share (ShardRunGroup); the rest is in leasehold_testing (run_mode,
@@ -31,12 +33,41 @@ from leasehold_testing import (D, P, R, Sidecar, check, http_request, log, real_
                                run_scenarios, wait_for)
 from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
 from leasehold_testing.shard_sampler import ShardObserver, shards_of, wait_balanced
+from leasehold_testing.timings import duration_flag, slack
 
 N = 8
-RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
-DRAIN_TIMEOUT = 3.0
-# The Monitor polls every 20 ms on a machine shared with builds (and 24 commands here).
-TOLERANCE = 0.3
+# A command gets SIGTERM once its shard's claim is within R/3 of its end (no renewal for 2R/3:
+# three rounds of P missed) and SIGKILL at the end; the sidecar wants it below R.
+KILL_GRACE = R / 3
+# sigterm_slow_drain's command exits this long after SIGTERM: past R by more than the machine's
+# slack, so a SIGKILL at R (instead of the drain) would show.
+TERM_DELAY = R + slack(0.5)
+# On SIGTERM the commands may take this long to exit: that command's delay and the machine's
+# time to see its exit, so that it exits on its own.
+DRAIN_TIMEOUT = TERM_DELAY + slack(1)
+RUN_FLAGS = ["--kill-grace", duration_flag(KILL_GRACE),
+             "--drain-timeout", duration_flag(DRAIN_TIMEOUT)]
+# "Stopped by R after the last renewal" allows this much: the Monitor polls every 20 ms on a
+# machine shared with builds (and 24 commands here). Well inside D - R, the margin that matters.
+TOLERANCE = slack(0.3)
+# The waits below end as soon as their state holds; these deadlines decide only when it never
+# does. After a change that needs no expiry (SIGTERM: its shards released): the others take
+# them at once, or, a release that did not land (the request deadline, R/2), once the Lease
+# expires (D); P for a cold start. The slack is for the moves (drop, stop the command, release,
+# take) on 2 shared cores: 10 s on release, as it was.
+MOVED = P + R / 2 + D + slack(7)
+# A start, a join or a resume: also 3-4 sidecars and up to 24 Python commands starting, each
+# move stopping a command first (up to its kill grace): 15 s on release, as it was.
+BALANCED = MOVED + KILL_GRACE + slack(4.5)
+# After an expiry (kill -9, SIGSTOP): the last renewal was up to P before the act, the others
+# time D from seeing it, a take may wait out a failed request (R/2): 8 s on release (4 D).
+EXPIRED = P + R / 2 + D + slack(5)
+# One command per owned shard once the owners are settled: an old one is gone by R at the latest
+# (the watchdog), the new one is a python3 start (24 at once at a group's start): 10 s on release.
+COMMANDS = R + slack(8.5)
+# A replica's exit on SIGTERM: its commands' drain, then its membership Lease deleted and its
+# shards released (R/2 at most each), with the machine's slack: 13 s on release, as it was.
+EXITED = DRAIN_TIMEOUT + R + slack(8.5)
 SCENARIOS = {}
 
 
@@ -61,8 +92,11 @@ class ShardRunGroup:
         self.run_flags = run_flags
         self.journal = env.dir / "journal.jsonl"
         self.store_path = env.dir / "fenced.db"
-        self.command = journal_command(self.journal, self.store_path, "--write-interval", "0.2",
-                                       *command_flags)
+        # A fenced write every 2P/3 (0.2 s on release): more than one per renewal round, so a
+        # stale term would write inside any overlap, at a lighter load than one Lease's 50 ms
+        # (24 commands here).
+        self.command = journal_command(self.journal, self.store_path, "--write-interval",
+                                       str(round(2 * P / 3, 3)), *command_flags)
         self.replicas = []
         self.monitor = Monitor(self.replicas, self.journal)
         for i in range(m):
@@ -81,7 +115,7 @@ class ShardRunGroup:
         t0 = time.monotonic()
         for r in self.replicas:
             r.start(wait=False)
-        self.owners = wait_balanced(self.replicas, N, timeout=15)
+        self.owners = wait_balanced(self.replicas, N, timeout=BALANCED)
         self.wait_commands()
         log(f"{len(self.replicas)} replicas x {N} shards balanced, one command per owned shard, "
             f"{time.monotonic() - t0:.2f}s after start")
@@ -129,7 +163,7 @@ class ShardRunGroup:
                 return f"shard {shard}: command {have[0]} with {got}, expected {want}"
         return None
 
-    def wait_commands(self, replicas=None, timeout=10):
+    def wait_commands(self, replicas=None, timeout=COMMANDS):
         replicas = replicas or self.live()
         last = {}
 
@@ -152,7 +186,7 @@ class ShardRunGroup:
         command per owned shard."""
         rest = [r for r in self.replicas if r is not gone]
         after = wait_balanced(rest, N, timeout=timeout)
-        self.wait_commands(rest, timeout=10)
+        self.wait_commands(rest)
         return rest, after
 
     def end(self, expect_zero):
@@ -161,11 +195,11 @@ class ShardRunGroup:
             if r.alive():
                 r.signal(signal.SIGCONT)
                 r.signal(signal.SIGTERM)
-        codes = {r.name: r.reap(DRAIN_TIMEOUT + 10) for r in self.replicas if r.proc}
+        codes = {r.name: r.reap(EXITED) for r in self.replicas if r.proc}
         log("exit codes:", codes)
         for name in expect_zero:
             check(codes.get(name) == 0, f"{name} exited {codes.get(name)}, expected 0")
-        time.sleep(0.1)
+        time.sleep(slack(0.1))  # the samplers' requests in flight answered
         self.observer.__exit__(None, None, None)
         self.monitor.finish()
         failures = command_failures(self.monitor.all(), self.store_path, TOLERANCE)
@@ -199,8 +233,8 @@ def basic(env):
     """3 replicas x 8 shards: each owned shard runs exactly one command with its shard's
     environment; nothing else runs; it stays so."""
     with ShardRunGroup(env) as g:
-        time.sleep(2)
-        g.wait_commands(timeout=1)
+        time.sleep(D)  # a whole lease duration: a lapsed term or a restart would show
+        g.wait_commands(timeout=slack(1))  # it holds already; the slack is for the reads
         check(len(g.monitor.all()) == N, f"one command per shard, none restarted: "
               f"{g.monitor.all()}")
         g.end([r.name for r in g.replicas])
@@ -218,8 +252,8 @@ def join(env):
         g.observer.add(newcomer)
         t0 = time.time()
         newcomer.start(wait=False)
-        after = wait_balanced(g.replicas, N, timeout=15)
-        g.wait_commands(timeout=10)
+        after = wait_balanced(g.replicas, N, timeout=BALANCED)
+        g.wait_commands()
         moved = sorted(i for i in range(N) if before[i] != after[i])
         check(moved and all(after[i] == newcomer.name for i in moved),
               f"the moved shards went to the newcomer: {moved}")
@@ -248,13 +282,14 @@ def sigterm(env):
         its, mine = g.its(leaving)
         t0 = time.time()
         leaving.signal(signal.SIGTERM)
-        code = leaving.reap(DRAIN_TIMEOUT + 10)
+        code = leaving.reap(EXITED)
         t_exit = time.time()
         check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
-        rest, after = g.taken_over(leaving, timeout=10)
+        rest, after = g.taken_over(leaving, timeout=MOVED)
         check(sorted(i for i in range(N) if after[i] != g.owners[i]) == its,
               f"only its shards {its} moved")
-        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), 2)
+        # Gone before it exited: the slack is for the Monitor to record it.
+        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), slack(2))
         for inst in mine:
             check(inst.term_at is not None, f"{inst} got SIGTERM (drained)")
         drains = [i.stop - t0 for i in mine]
@@ -272,21 +307,21 @@ def sigterm(env):
 @scenario
 @real_options(chart_values={"shards": N})
 def sigterm_slow_drain(env):
-    """SIGTERM of a replica whose commands take 2 s (> R) to exit after SIGTERM: the renewals
-    go on while they drain (no SIGKILL at R), they exit 0 on their own, and only then are
-    their shards released and taken by the others."""
-    with ShardRunGroup(env, command_flags=["--term-delay", "2"]) as g:
+    """SIGTERM of a replica whose commands take TERM_DELAY (2 s, > R) to exit after SIGTERM: the
+    renewals go on while they drain (no SIGKILL at R), they exit 0 on their own, and only then
+    are their shards released and taken by the others."""
+    with ShardRunGroup(env, command_flags=["--term-delay", str(TERM_DELAY)]) as g:
         leaving = g.replicas[0]
         _, mine = g.its(leaving)
         t0 = time.time()
         leaving.signal(signal.SIGTERM)
-        code = leaving.reap(DRAIN_TIMEOUT + 10)
+        code = leaving.reap(EXITED)
         check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
-        rest, _ = g.taken_over(leaving, timeout=10)
-        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), 2)
+        rest, _ = g.taken_over(leaving, timeout=MOVED)
+        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), slack(2))
         drains = [i.stop - t0 for i in mine]
-        check(all(2.0 <= d <= DRAIN_TIMEOUT for d in drains),
-              f"drained for the command's 2 s, past R = {R}s, not killed: {drains}")
+        check(all(TERM_DELAY <= d <= DRAIN_TIMEOUT for d in drains),
+              f"drained for the command's {TERM_DELAY} s, past R = {R}s, not killed: {drains}")
         news = []
         for old in mine:
             new = started_since(g, rest, {old.shard}, t0)[0]
@@ -308,14 +343,20 @@ def kill9(env):
         its, mine = g.its(victim)
         t0 = time.time()
         victim.kill()
-        wait_for("its commands gone", lambda: all(i.stop for i in mine), 3)
+        # Killed at once (PR_SET_PDEATHSIG), by R at the latest (the watchdog).
+        wait_for("its commands gone", lambda: all(i.stop for i in mine), R + slack(1.5))
         gone = max(i.stop for i in mine) - t0
-        rest, _ = g.taken_over(victim, timeout=4 * D)
+        rest, _ = g.taken_over(victim, timeout=EXPIRED)
         news = [i.start - t0 for i in started_since(g, rest, set(its), t0)]
         log(f"kill -9: its {len(mine)} commands gone {gone:.3f}s after, the new owners' "
             f"started {min(news):.3f}-{max(news):.3f}s (D = {D}s)")
-        check(gone < 1.0, f"its commands died at once: {gone:.3f}s")
-        check(min(news) >= D - P - 0.1, f"taken over only after the Leases expired: {news}")
+        # "At once": the machine's time to deliver the signals and see the exits (1 s on
+        # release), below R at any slowdown, so the watchdog's kill at R would not pass.
+        check(gone < slack(1), f"its commands died at once: {gone:.3f}s")
+        # Its last renewal was up to P before the kill (a round late by up to the machine's
+        # 0.1 s), the others time D from seeing it.
+        check(min(news) >= D - P - slack(0.1),
+              f"taken over only after the Leases expired: {news}")
         g.end([r.name for r in rest])
 
 
@@ -330,17 +371,18 @@ def sigstop(env):
         its, mine = g.its(frozen)
         t0 = time.time()
         frozen.signal(signal.SIGSTOP)
-        wait_for("its commands killed by the watchdog", lambda: all(i.stop for i in mine), R + 2)
+        wait_for("its commands killed by the watchdog", lambda: all(i.stop for i in mine),
+                 R + slack(2))
         gone = [i.stop - t0 for i in mine]
         check(max(gone) <= R + TOLERANCE, f"its commands gone by R after the stop: {gone}")
-        rest, _ = g.taken_over(frozen, timeout=4 * D)
+        rest, _ = g.taken_over(frozen, timeout=EXPIRED)
         news = [i.start - t0 for i in started_since(g, rest, set(its), t0)]
         log(f"SIGSTOP: its {len(mine)} commands killed {min(gone):.3f}-{max(gone):.3f}s after "
             f"(R = {R}s), the others' started {min(news):.3f}-{max(news):.3f}s")
         time.sleep(max(0.0, 2 * D - (time.time() - t0)))
         frozen.signal(signal.SIGCONT)
-        wait_balanced(g.replicas, N, timeout=15)
-        g.wait_commands(timeout=10)
+        wait_balanced(g.replicas, N, timeout=BALANCED)
+        g.wait_commands()
         g.end([r.name for r in g.replicas])
 
 
@@ -359,11 +401,13 @@ def release_request(env):
         check(code == 202, f"POST /leader/release: {code} {body}")
         # The new term's command, once its journal record (its token) is in: wait_commands alone
         # can return while shard 0 is between its release and the next term (out of /shards).
+        # The old command stopped (by R at the latest), the Lease released and taken again, a
+        # python3 start: as for any command.
         new = wait_for("shard 0's command of the new term", lambda: next(
             (i for i in g.monitor.running()
-             if i.shard == 0 and i.pid != old.pid and i.token is not None), None), 10)
-        g.wait_commands(timeout=10)
-        wait_for(f"{old} seen gone", lambda: old.stop is not None, 2)
+             if i.shard == 0 and i.pid != old.pid and i.token is not None), None), COMMANDS)
+        g.wait_commands()
+        wait_for(f"{old} seen gone", lambda: old.stop is not None, slack(2))
         check(new.pid != old.pid and new.token > old.token and new.replica is owner,
               f"shard 0 taken again by its owner with a new token: {old} then {new}")
         check(old.term_at is not None and old.last_alive <= new.start + 0.01,
@@ -383,12 +427,22 @@ def exit_on_loss_rebalance(env):
         newcomer = g.add("replica-3")
         g.observer.add(newcomer)
         newcomer.start(wait=False)
-        wait_balanced(g.replicas, N, timeout=15)
-        g.wait_commands(timeout=10)
-        time.sleep(1)
+        wait_balanced(g.replicas, N, timeout=BALANCED)
+        g.wait_commands()
+        time.sleep(slack(1))  # a replica that took a release for a loss would have exited
         check(all(r.alive() for r in g.replicas),
               f"no replica exited: {[(r.name, r.proc.poll()) for r in g.replicas]}")
         g.end([r.name for r in g.replicas])
+
+
+# The commands that crash do so once the group has formed and every command has been seen
+# (ShardRunGroup waits for that; about 1 s from the first command here): the machine's time
+# (2 s on release; crash_exits 1.5 s, its replicas exit at the first crash).
+CRASH_AFTER = slack(2)
+CRASH_EXIT_AFTER = slack(1.5)
+# The supervisor's first restart backoff: the product's constant (supervise::Supervisor), not
+# one of the timings, so it does not stretch.
+RESTART_BACKOFF = 1.0
 
 
 @scenario
@@ -397,19 +451,25 @@ def crash_restart(env):
     """--restart on-failure: a shard's command that crashes is started again in the same term
     (same token, after the 1 s backoff) by the same replica; the group stays as it was."""
     with ShardRunGroup(env, run_flags=["--restart", "on-failure"],
-                       command_flags=["--crash-after", "2"]) as g:
+                       command_flags=["--crash-after", str(CRASH_AFTER)]) as g:
         owners = dict(g.owners)
 
         def restarted():
             # Each run's journal record in (its token), not just its process.
             return all(len([i for i in g.monitor.all() if i.shard == s and i.token is not None])
                        >= 2 for s in range(N))
-        wait_for("every shard's command restarted", restarted, 10)
+        # Each crashes CRASH_AFTER after its start and is started again after the backoff: the
+        # rest is the machine's (24 python3 starts, 7 s on release).
+        wait_for("every shard's command restarted", restarted,
+                 CRASH_AFTER + RESTART_BACKOFF + slack(7))
         for s in range(N):
             runs = [i for i in g.monitor.all() if i.shard == s and i.token is not None]
             check(all(i.replica.name == owners[s] and i.token == runs[0].token for i in runs),
                   f"shard {s}: restarted by its owner in the same term: {runs}")
-            check(runs[1].start - runs[0].stop >= 0.9, f"shard {s}: after the backoff: {runs}")
+            # The backoff less the fork time's 10 ms tick and the Monitor's 20 ms poll (a lower
+            # bound: a slower machine only makes the gap longer).
+            check(runs[1].start - runs[0].stop >= RESTART_BACKOFF - 0.1,
+                  f"shard {s}: after the backoff: {runs}")
         g.end([])
 
 
@@ -418,8 +478,8 @@ def crash_restart(env):
 def crash_exits(env):
     """--restart never: the first command that ends on its own ends its replica, with that
     command's status (7), after draining its other commands and releasing every shard."""
-    with ShardRunGroup(env, command_flags=["--crash-after", "1.5"]) as g:
-        codes = {r.name: r.reap(DRAIN_TIMEOUT + 10) for r in g.replicas}
+    with ShardRunGroup(env, command_flags=["--crash-after", str(CRASH_EXIT_AFTER)]) as g:
+        codes = {r.name: r.reap(EXITED) for r in g.replicas}
         log("exit codes:", codes)
         check(all(c == 7 for c in codes.values()), f"every replica exits 7: {codes}")
         g.end([])

@@ -7,7 +7,8 @@ PYTHONPATH=<repository>/tests/lib: ctest sets it for every Python test
 What a scenario file needs is here at the top (`from leasehold_testing import Env, Observer,
 check, ...`); the rest is imported from its module:
 
-  timings          the scaled D, R, P and their flags
+  timings          the scaled D, R, P and their flags; LEASEHOLD_TEST_SLOWDOWN stretches them
+                   and slack(), the machine's part of a bound
   checks           log, Failure, check, wait_for, run_steps
   ports            free_port: the one port picker (below the ephemeral range)
   http_calls       http_get, http_request

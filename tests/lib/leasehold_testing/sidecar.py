@@ -9,7 +9,7 @@ from pathlib import Path
 from .checks import wait_for
 from .http_calls import http_get
 from .ports import free_port
-from .timings import TIMINGS
+from .timings import TIMINGS, slack
 
 
 class Sidecar:
@@ -45,11 +45,14 @@ class Sidecar:
                                      env=self.env_vars)
         self.env.processes.append(self.proc)
         if wait:
-            wait_for(f"{self.name} to serve /leader", lambda: self.status() is not None, 10)
+            # exec, kubeconfig and the listeners: well under a second on release; 10 s there
+            # for a loaded machine.
+            wait_for(f"{self.name} to serve /leader", lambda: self.status() is not None,
+                     slack(10))
         return self
 
     def status(self):
-        code, body = http_get(self.port, "/leader", timeout=0.5)
+        code, body = http_get(self.port, "/leader", timeout=slack(0.5))  # the loop: ms
         if code != 200:
             return None
         return json.loads(body)
@@ -58,7 +61,7 @@ class Sidecar:
         s = self.status()
         return bool(s and s["leader"])
 
-    def metrics(self, timeout=1.0):
+    def metrics(self, timeout=None):
         """GET /metrics on the probe port: the text, or "" when it did not answer 200
         (metrics.parse makes numbers of it)."""
         code, body = http_get(self.probe_port, "/metrics", timeout=timeout)
