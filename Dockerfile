@@ -31,18 +31,6 @@ RUN cmake --preset release -DLEASEHOLD_TESTS=OFF \
  && /out/leasehold --version
 
 FROM debian:bookworm-slim
-ARG VERSION=0.1.0
-ARG REVISION=unknown
-ARG CREATED=unknown
-LABEL org.opencontainers.image.title="leasehold" \
-      org.opencontainers.image.description="Kubernetes leader election as a sidecar: Lease-based, fencing tokens, /leader on localhost" \
-      org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.created="${CREATED}" \
-      org.opencontainers.image.source="https://github.com/leasehold/leasehold" \
-      org.opencontainers.image.documentation="https://github.com/leasehold/leasehold/blob/main/docs/operations.md" \
-      org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
 # Runtime libraries of the binary: only glibc (libc6: libc, libm, the loader). OpenSSL,
 # yaml-cpp and libstdc++ are linked statically (LEASEHOLD_STATIC_DEPS, for a smaller RSS), and
 # libc6 is already in the base image; listing it keeps this list equal to what `ldd` shows.
@@ -58,3 +46,18 @@ USER 65532:65532
 # Probes and metrics (/healthz, /readyz, /metrics). /leader listens on 127.0.0.1:4040 only.
 EXPOSE 9102
 ENTRYPOINT ["/usr/local/bin/leasehold"]
+# The labels last: a new CREATED or REVISION (every build of CI's) then re-runs no RUN above
+# (a RUN after an ARG whose value changed misses the cache), so the runtime stage's apt-get
+# layer is reused.
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+ARG CREATED=unknown
+LABEL org.opencontainers.image.title="leasehold" \
+      org.opencontainers.image.description="Kubernetes leader election as a sidecar: Lease-based, fencing tokens, /leader on localhost" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="https://github.com/leasehold/leasehold" \
+      org.opencontainers.image.documentation="https://github.com/leasehold/leasehold/blob/main/docs/operations.md" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"

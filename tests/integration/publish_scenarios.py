@@ -26,6 +26,7 @@ from leasehold_testing import (D, P, R, Observer, check, free_port, http_get, ht
 from leasehold_testing.event_stream import SseClient
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.metrics import parse as parse_metrics
+from leasehold_testing.timings import slack
 from scenarios import start
 
 SCENARIOS = {}
@@ -365,6 +366,9 @@ def probes(env):
 
 # ---- Events on the Lease ----------------------------------------------------------------------
 
+# How long a stopping sidecar lets queued Events go out (Sidecar.h, drainBudget).
+EVENTS_DRAIN_BUDGET = 2.0
+
 @scenario()
 def lease_events(env):
     """Events "<id> became leader" / "<id> stopped leading" on the Lease, seen by kubectl
@@ -420,8 +424,11 @@ def lease_events(env):
         third.signal(signal.SIGTERM)
         check(third.wait(10) == 0, "clean exit")
         took = time.time() - t1
-        log(f"SIGTERM with a hanging event: exited after {took:.2f}s (drain budget 2s)")
-        check(took < 3.5, f"shutdown bounded despite the hanging event: {took:.2f}s")
+        log(f"SIGTERM with a hanging event: exited after {took:.2f}s "
+            f"(drain budget {EVENTS_DRAIN_BUDGET}s)")
+        # The release (one PUT), then the events' drain budget, then the process's end.
+        check(took < EVENTS_DRAIN_BUDGET + slack(1.5),
+              f"shutdown bounded despite the hanging event: {took:.2f}s")
     obs.check_safety()
     failed = [l for l in third.log_lines() if l.get("msg") == "renewal failed"]
     check(not failed, f"no renewal failed while events hung: {failed[:3]}")

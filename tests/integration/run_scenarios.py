@@ -20,6 +20,7 @@ import signal
 import time
 
 from leasehold_testing import D, P, R, Sidecar, check, http_request, log, run_scenarios, wait_for
+from leasehold_testing.timings import slack
 from leasehold_testing.fenced_store import FencedStore
 from leasehold_testing.run_mode import (Monitor, claims, command_failures, journal_command,
                                         run_args)
@@ -28,7 +29,11 @@ KILL_GRACE, DRAIN_TIMEOUT = 0.5, 3.0
 RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
 # The Monitor polls every 20 ms on a machine shared with builds: "stopped by R" allows this much.
 # The bound that matters for safety, D after the last renewal, is D - R = 0.5 s later still.
-TOLERANCE = 0.25
+TOLERANCE = slack(0.25)
+# What a signal takes to act and be seen: the supervisor's reaction (PR_SET_PDEATHSIG, its
+# signal handler), the Monitor's next poll, a loaded machine. The bounds below that say "at once"
+# allow this much; the others add it to the timing they check (kill grace, drain timeout, backoff).
+AT_ONCE = slack(0.5)
 
 SCENARIOS = {}
 
@@ -157,7 +162,7 @@ def kill9(env):
         first.replica.kill()
         c.stopped(first, 2)
         log(f"the group was gone {first.stop - t0:.3f}s after kill -9 of its supervisor")
-        check(first.stop - t0 < 1.0, "the command dies with its supervisor")
+        check(first.stop - t0 < 2 * AT_ONCE, "the command dies with its supervisor")
         second = c.leading_instance(after=first)
         check(second.token > first.token, f"a new term: {first.token} -> {second.token}")
         log(f"next command after {second.start - t0:.2f}s (D = {D}s)")
@@ -213,7 +218,7 @@ def sigterm_drain(env):
         t0 = time.time()
         first.replica.signal(signal.SIGTERM)
         c.stopped(first, DRAIN_TIMEOUT + 2)
-        check(first.term_at is not None and first.term_at - t0 < 0.5, "SIGTERM forwarded")
+        check(first.term_at is not None and first.term_at - t0 < AT_ONCE, "SIGTERM forwarded")
         check(first.stop - t0 >= 1.0, "the drain took the command's time")
         renewed_after = [end for token, end in first.replica.claims()
                          if token == first.token and end - R > t0 + 0.1]
@@ -277,7 +282,8 @@ def crash_restart(env):
         check(all(r.token == first.token for r in runs), f"the same token: {runs}")
         waits = [b.start - a.stop for a, b in zip(runs, runs[1:])]
         log(f"restarted after {', '.join(f'{w:.2f}s' for w in waits)}")
-        check(0.9 <= waits[0] <= 1.6 and 1.9 <= waits[1] <= 2.6, "backoff 1 s, then 2 s")
+        check(0.9 <= waits[0] <= 1 + AT_ONCE and 1.9 <= waits[1] <= 2 + AT_ONCE,
+              "backoff 1 s, then 2 s")
         check(all(i.replica is first.replica for i in c.monitor.all()), "nobody else ran it")
         c.end({r.name: 0 for r in c.replicas})
 
@@ -293,7 +299,8 @@ def ignores_sigterm(env):
         c.stopped(first, KILL_GRACE + 2)
         log(f"release: SIGKILL took it {first.stop - t0:.3f}s after the request "
             f"(kill-grace {KILL_GRACE}s)")
-        check(KILL_GRACE - 0.15 <= first.stop - t0 <= KILL_GRACE + 0.5, "SIGKILL at the grace")
+        check(KILL_GRACE - 0.15 <= first.stop - t0 <= KILL_GRACE + AT_ONCE,
+              "SIGKILL at the grace")
         second = c.leading_instance(after=first)
         time.sleep(0.5)
         t1 = time.time()
@@ -301,7 +308,7 @@ def ignores_sigterm(env):
         c.stopped(second, DRAIN_TIMEOUT + 2)
         log(f"drain: SIGKILL took it {second.stop - t1:.3f}s after SIGTERM "
             f"(drain-timeout {DRAIN_TIMEOUT}s)")
-        check(DRAIN_TIMEOUT - 0.2 <= second.stop - t1 <= DRAIN_TIMEOUT + 0.8,
+        check(DRAIN_TIMEOUT - 0.2 <= second.stop - t1 <= DRAIN_TIMEOUT + 0.3 + AT_ONCE,
               "SIGKILL at the drain timeout")
         check(second.replica.exit_code() == 128 + 9, "leasehold exits 137")
         c.end()
@@ -319,7 +326,7 @@ def second_signal(env):
         first.replica.signal(signal.SIGTERM)
         c.stopped(first, 2)
         log(f"killed {first.stop - t0:.3f}s after the second signal")
-        check(first.stop - t0 < 0.5, "SIGKILL at once")
+        check(first.stop - t0 < AT_ONCE, "SIGKILL at once")
         check(first.replica.exit_code() == 137, "exit 137")
         second = c.leading_instance(after=first)
         check(second.start - first.stop < D, "released on the way out")
