@@ -20,10 +20,10 @@ import signal
 import time
 
 from leasehold_testing import D, P, R, Sidecar, check, http_request, log, run_scenarios, wait_for
-from leasehold_testing.timings import slack
 from leasehold_testing.fenced_store import FencedStore
 from leasehold_testing.run_mode import (Monitor, claims, command_failures, journal_command,
                                         run_args)
+from leasehold_testing.timings import slack
 
 KILL_GRACE, DRAIN_TIMEOUT = 0.5, 3.0
 RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
