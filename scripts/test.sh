@@ -8,16 +8,18 @@
 #                            then the ASan + UBSan build with the unit and integration tests (all
 #                            but the shard-group scenarios). Every test runs once: no retries.
 #   scripts/test.sh --full   the gate, then what is long (ctest label `full`: chaos runs of 100
-#                            scenarios per flavour, the bench smoke runs), the shard-group
-#                            scenarios under ASan, and 60 s of libFuzzer per parser.
+#                            scenarios per flavour, the bench smoke runs, the image built from
+#                            the whole Dockerfile), the shard-group scenarios under ASan, and
+#                            60 s of libFuzzer per parser.
 #
 # Both end with a table: each stage's seconds and tests, and the 10 slowest tests.
 # Compiles go through ccache when it is installed (scripts/install-deps.sh installs it), with
 # its cache outside the clone (LEASEHOLD_CCACHE_DIR, default /var/cache/leasehold/ccache), so a
 # fresh clone on a machine that built before compiles nothing it has compiled already.
-# Two builds that need neither the Debian packages' compilers nor the machine's quiet run in the
-# background beside the first stages: the real control plane's Go build and the image's layers;
-# a stage waits for each before the tests that use them (their seconds there are the wait).
+# Work that needs neither the Debian packages' compilers nor the machine's quiet runs in the
+# background beside the first stages: the real control plane's Go build and the image's base
+# images; the ASan build runs beside the release tests at the lowest CPU priority. A stage waits
+# for each before the tests that use it (its seconds there are the wait).
 # A failed scenario's directory (sidecar logs, journals) is copied under LEASEHOLD_TEST_KEEP
 # (default build/test-kept) and listed at the end.
 set -euo pipefail
@@ -29,7 +31,7 @@ case "${1:-}" in
 "") ;;
 --full) full=1 ;;
 -h | --help)
-  sed -n '2,20p' "$0"
+  sed -n '2,/^set -euo/{/^set -euo/d;p}' "$0"
   exit 0
   ;;
 *)
@@ -108,16 +110,30 @@ use_ccache() {
   ccache --zero-stats >/dev/null
 }
 
-# background NAME COMMAND...: starts COMMAND beside the stages that follow, its output in
-# $reports/NAME.log, in a process group of its own (so that finish can stop it).
+# background [--idle] NAME COMMAND...: starts COMMAND beside the stages that follow, its output
+# in $reports/NAME.log, in a session and process group of its own (so that finish can stop it).
+# --idle: at the lowest CPU priority, so that it takes only what the stages leave idle. A new
+# session is a new scheduler autogroup, and the kernel weighs autogroups against each other
+# before it looks at a process's nice value: the group's own nice (/proc/self/autogroup) is
+# what lowers it beside the tests; renice covers kernels without autogroups.
 # background_wait NAME: waits for it, prints its output and how long it ran, and returns its
 # status; the stage that calls it records the time spent waiting.
 background() {
+  local nice=0
+  if [ "$1" = --idle ]; then
+    nice=19
+    shift
+  fi
   local name=$1
   shift
-  # shellcheck disable=SC2016 # expanded by the inner bash: $1 is the log, $SECONDS its own
-  setsid bash -c 'log=$1; shift; t0=$SECONDS; "$@" >"$log" 2>&1; rc=$?
-    echo "$rc $((SECONDS - t0))" >"$log.rc"' "$name" "$reports/$name.log" "$@" &
+  # shellcheck disable=SC2016 # expanded by the inner bash: $1 the nice value, $2 the log
+  setsid bash -c 'nice=$1 log=$2; shift 2
+    if [ "$nice" != 0 ]; then
+      echo "$nice" >/proc/self/autogroup 2>/dev/null || true
+      renice -n "$nice" -p $$ >/dev/null
+    fi
+    t0=$SECONDS; "$@" >"$log" 2>&1; rc=$?
+    echo "$rc $((SECONDS - t0))" >"$log.rc"' "$name" "$nice" "$reports/$name.log" "$@" &
   background_pid[$name]=$!
 }
 background_wait() {
@@ -137,35 +153,36 @@ background_wait() {
 background realkube-build tests/realkube/build.sh
 stage deps - scripts/install-deps.sh
 use_ccache
-# The image's layers (deploy.image builds the Dockerfile): its base images from Debian's
-# packages (debootstrap, from deps) and its build stage, beside the release build. deploy.image
-# runs alone (PROCESSORS 2, a build beside timing-sensitive tests would starve them): on a
-# fresh machine its build took 5-6 minutes of that exclusive time at the end of the release
-# stage; now its `docker build` finds every layer built. A failure here is not the verdict:
-# deploy.image builds again and reports it.
-background image-layers bash -c 'scripts/make-base-images.sh && docker build -q -t leasehold:test .'
+# The image's base images from Debian's packages (debootstrap, from deps; minutes of network
+# and disk on a fresh machine), beside the release build. deploy.image builds the Dockerfile's
+# runtime stage on them with the release binary (tests/deploy/test_image.py). A failure here is
+# not the verdict: deploy.image makes them again and reports it.
+background base-images scripts/make-base-images.sh
 stage format - scripts/check-format.sh
 
 release_build() { cmake --preset release >/dev/null && cmake --build --preset release -j "$jobs"; }
 stage release-build - release_build
+# The sanitizer build, beside the release tests at the lowest CPU priority (background --idle):
+# the tests of real processes mostly wait on their timings and leave a core or more idle,
+# which on a fresh machine compiles most of the ASan build (10-12 minutes of two cores) before
+# they end; on a warm machine it is ccache's and takes seconds. The test API server is a test
+# tool: the sanitizer build takes the release build's (LEASEHOLD_TEST_APISERVER,
+# tests/apiserver/CMakeLists.txt) rather than compiling it again.
+# shellcheck disable=SC2016 # expanded by the inner bash: $1 the test API server, $2 the jobs
+background --idle asan-build bash -c 'cmake --preset asan -DLEASEHOLD_TEST_APISERVER="$1" \
+  >/dev/null && cmake --build --preset asan -j "$2"' asan-build \
+  "$root/build/release/tests/apiserver/leasehold-test-apiserver" "$jobs"
 stage realkube-build - background_wait realkube-build
-image_layers_wait() {
-  background_wait image-layers || echo "test.sh: deploy.image builds the image again and reports why"
+base_images_wait() {
+  background_wait base-images || echo "test.sh: deploy.image makes them again and reports why"
 }
-stage image-layers - image_layers_wait
+stage base-images - base_images_wait
 # Fake clocks and recorded exchanges first: seconds, and they name a broken build at once.
 ctest_stage release-unit release -L '^(unit|apiserver)$'
 # Real processes: integration scenarios, the real kube-apiserver, deploy, short chaos runs.
 ctest_stage release-processes release -LE '^(unit|apiserver|full)$'
 
-# The test API server is a test tool: the sanitizer build takes the release build's
-# (LEASEHOLD_TEST_APISERVER, tests/apiserver/CMakeLists.txt) rather than compiling it again.
-asan_build() {
-  cmake --preset asan \
-    -DLEASEHOLD_TEST_APISERVER="$root/build/release/tests/apiserver/leasehold-test-apiserver" \
-    >/dev/null && cmake --build --preset asan -j "$jobs"
-}
-stage asan-build - asan_build
+stage asan-build - background_wait asan-build
 ctest_stage asan-unit asan -L '^unit$'
 # Not the shard-group scenarios (integration.shards.*, integration.runshards.*) in the gate:
 # under ASan one of them alone keeps both cores busy (4-5 replicas renewing 16 Leases every

@@ -7,7 +7,8 @@
   preset; runtime stage FROM debian:bookworm-slim with OCI labels (licenses: Apache-2.0, the
   license LICENSE holds), a numeric non-root USER,
   ENTRYPOINT ["/usr/local/bin/leasehold"] and the binary copied from the build stage;
-  .dockerignore keeps what the build needs.
+  .dockerignore keeps what the build needs. The runtime stage alone (runtime_stage: what the
+  gate's deploy.image builds with this build's binary) differs only in the binary's COPY.
 - libraries: `ldd` of the built binary, each library mapped to its Debian package with
   `dpkg -S`, must equal the packages the runtime stage installs (a mismatch in either
   direction fails: a missing one breaks the image, an extra one bloats it).
@@ -66,6 +67,24 @@ def stages(text):
             if result:
                 result[-1]["ins"].append((ins, arg))
     return result
+
+
+def runtime_stage(dockerfile_text, binary_name):
+    """The Dockerfile's last stage, verbatim, with its one `COPY --from=build SRC DEST` made
+    `COPY binary_name DEST` (a file of the build context). Anything else taken from another
+    stage fails: the stage would not build alone."""
+    lines = dockerfile_text.splitlines()
+    froms = [i for i, line in enumerate(lines) if re.match(r"(?i)FROM\s", line)]
+    check(len(froms) >= 2, f"the Dockerfile has {len(froms)} FROM lines, expected a build and a "
+          "runtime stage")
+    stage = lines[froms[-1]:]
+    copies = [i for i, line in enumerate(stage) if re.match(r"(?i)COPY\s+--from=", line)]
+    check(len(copies) == 1, f"the runtime stage has {len(copies)} COPY --from= lines, expected "
+          "the binary's one")
+    m = re.fullmatch(r"(?i)COPY\s+--from=build\s+(\S+)\s+(\S+)\s*", stage[copies[0]])
+    check(m, f"cannot read the runtime stage's binary copy: {stage[copies[0]]!r}")
+    stage[copies[0]] = f"COPY {binary_name} {m.group(2)}"
+    return "\n".join(stage) + "\n"
 
 
 def apt_packages(run_arg):
@@ -240,6 +259,31 @@ def self_test(dockerfile, needed):
     print("ok: self-test: a missing and an extra runtime package are both caught")
 
 
+def check_runtime_stage(text):
+    """runtime_stage (the gate's deploy.image builds it with this build's binary) is the
+    Dockerfile's runtime stage but for the binary's COPY, and refuses a stage that takes anything
+    else from the build stage."""
+    alone = stages(runtime_stage(text, "leasehold"))
+    runtime = stages(text)[-1]
+    check(len(alone) == 1 and alone[0]["from"] == runtime["from"],
+          f"runtime_stage: {len(alone)} stage(s), FROM {alone[0]['from'] if alone else None}")
+    differ = [(a, b) for a, b in zip(alone[0]["ins"], runtime["ins"]) if a != b]
+    check(len(alone[0]["ins"]) == len(runtime["ins"]) and len(differ) == 1 and
+          differ[0][0] == ("COPY", "leasehold /usr/local/bin/leasehold"),
+          f"runtime_stage changed more than the binary's COPY: {differ}")
+    extra = text.replace("COPY --from=build /out/leasehold /usr/local/bin/leasehold",
+                         "COPY --from=build /out/leasehold /usr/local/bin/leasehold\n"
+                         "COPY --from=build /etc/passwd /etc/passwd")
+    check(extra != text, "self-test could not add a second COPY --from=build")
+    try:
+        runtime_stage(extra, "leasehold")
+    except Failure:
+        print("ok: the runtime stage alone differs only in the binary's COPY; a second "
+              "COPY --from=build is refused")
+        return
+    raise Failure("runtime_stage accepted a runtime stage with two COPY --from=build")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dockerfile", required=True, type=Path)
@@ -248,6 +292,7 @@ def main():
     try:
         installs = check_structure(args.dockerfile, args.dockerfile.parent / ".dockerignore")
         print(f"ok: Dockerfile structure; runtime packages: {' '.join(sorted(installs))}")
+        check_runtime_stage(args.dockerfile.read_text())
         libs = ldd_paths(args.binary)
         needed = {}
         for lib in libs:
