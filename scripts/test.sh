@@ -21,7 +21,8 @@
 # images; the ASan build runs beside the release tests at the lowest CPU priority. A stage waits
 # for each before the tests that use it (its seconds there are the wait).
 # A failed scenario's directory (sidecar logs, journals) is copied under LEASEHOLD_TEST_KEEP
-# (default build/test-kept) and listed at the end.
+# (default build/test-kept) and listed at the end, after what each failed test said (its FAIL
+# lines and its output's last lines): CI shows only the end of a run's output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -95,7 +96,7 @@ ctest_stage() {
   local name=$1 preset=$2
   shift 2
   stage "$name" "$reports/$name.xml" ctest --preset "$preset" -j "$jobs" --output-on-failure \
-    --output-junit "$reports/$name.xml" "$@"
+    --test-output-truncation middle --output-junit "$reports/$name.xml" "$@"
 }
 
 use_ccache() {
