@@ -34,6 +34,9 @@ packages=(
   yamllint shellcheck python3-yaml python3-jsonschema sqlite3 postgresql
   # scripts/make-base-images.sh: debian:bookworm(-slim) for `docker build` without a registry
   debootstrap debian-archive-keyring
+  # tests/realkube/node.sh: the node's OCI runtime, pod network (CNI bridge, host-local) and
+  # kube-proxy's iptables; nsenter (util-linux) and curl reach kube-apiserver from a pod
+  runc containernetworking-plugins iptables conntrack util-linux
 )
 
 case "${1:-}" in

@@ -9,8 +9,9 @@
 #                            but the shard-group scenarios). Every test runs once: no retries.
 #   scripts/test.sh --full   the gate, then what is long (ctest label `full`: chaos runs of 100
 #                            scenarios per flavour, the bench smoke runs, the image built from
-#                            the whole Dockerfile), the shard-group scenarios under ASan, and
-#                            60 s of libFuzzer per parser.
+#                            the whole Dockerfile, the single-node cluster with a real kubelet),
+#                            the shard-group scenarios under ASan, and 60 s of libFuzzer per
+#                            parser.
 #
 # Both end with a table: each stage's seconds and tests, and the 10 slowest tests.
 # Compiles go through ccache when it is installed (scripts/install-deps.sh installs it), with
@@ -194,6 +195,9 @@ ctest_stage asan-integration asan -L '^integration$' -LE '^full$' -E '^integrati
 if [ "$full" = 1 ]; then
   # Real client-go v0.37.2 leader election, the bench's baseline.
   stage clientgo-build - bench/clientgo/build.sh
+  # The node's programs (kubelet, kube-controller-manager, kube-scheduler, kube-proxy,
+  # containerd, pause) for the tests labelled `node`.
+  stage node-build - tests/realkube/build.sh --node
   ctest_stage release-full release -L '^full$'
   LEASEHOLD_TEST_SLOWDOWN=${LEASEHOLD_TEST_SLOWDOWN:-3} \
     ctest_stage asan-shards asan -R '^integration[.](run)?shards[.]'

@@ -5,7 +5,13 @@
 #   etcd            go.etcd.io/etcd/server/v3 3.6 (etcd/go.mod: its own module)
 # into build/realkube/bin (never committed), and copies the monitoring.coreos.com CRDs of
 #   github.com/prometheus-operator/prometheus-operator (promcrds/go.mod: nothing built)
-# into build/realkube/crds/monitoring.coreos.com (beside OUTDIR). go.sum is committed and the
+# into build/realkube/crds/monitoring.coreos.com (beside OUTDIR). With --node, also what a
+# node needs (start.sh up DIR --node):
+#   kubelet, kube-controller-manager, kube-scheduler, kube-proxy   k8s.io/kubernetes (go.mod)
+#   containerd, containerd-shim-runc-v2, ctr   github.com/containerd/containerd/v2
+#                                              (containerd/go.mod: its own module)
+# and the pause image's program (pause.c, static, by the Debian packages' gcc). runc and the CNI
+# plugins come from Debian's packages (scripts/install-deps.sh). go.sum is committed and the
 # build is -mod=readonly, so what is built is exactly what is pinned. The first build on an
 # empty Go cache downloads the modules and compiles for several minutes (see README). Go caches
 # the compiled packages but links every binary again (kube-apiserver's link alone takes 20-60 s
@@ -14,7 +20,7 @@
 # $LEASEHOLD_REALKUBE_CACHE (default ~/.cache/leasehold/realkube/KEY); a fresh clone on a
 # machine that built the same pins before copies them in a second.
 #
-# Usage: build.sh [OUTDIR]     (default: <repo>/build/realkube/bin)
+# Usage: build.sh [--node] [OUTDIR]     (default: <repo>/build/realkube/bin)
 
 # Go from /usr/local/go with what every build of pinned modules here needs: -mod=readonly
 # (exactly what go.sum pins) and no cgo (static binaries). bench/clientgo/build.sh sources this
@@ -34,6 +40,11 @@ use_pinned_go() {
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+node=0
+if [ "${1:-}" = --node ]; then
+  node=1
+  shift
+fi
 out=${1:-$root/build/realkube/bin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -42,13 +53,44 @@ use_pinned_go realkube/build.sh
 start=$(date +%s)
 crds=$(dirname "$out")/crds/monitoring.coreos.com
 key=$( (go version && cd "$here" && cat go.mod go.sum etcd/go.mod etcd/go.sum promcrds/go.mod \
-  promcrds/go.sum build.sh) | sha256sum | cut -c1-16)
+  promcrds/go.sum containerd/go.mod containerd/go.sum pause.c build.sh) | sha256sum | cut -c1-16)
 cache=${LEASEHOLD_REALKUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/leasehold/realkube}/$key
-if [ -x "$cache/bin/kube-apiserver" ] && [ -x "$cache/bin/etcd" ] && [ -x "$cache/bin/helm" ] &&
-  [ -f "$cache/crds/monitoring.coreos.com_prometheusrules.yaml" ]; then
-  cp -p "$cache"/bin/kube-apiserver "$cache"/bin/etcd "$cache"/bin/helm "$out/"
+plane_bins=(kube-apiserver etcd helm)
+node_bins=(kubelet kube-controller-manager kube-scheduler kube-proxy containerd
+  containerd-shim-runc-v2 ctr pause)
+
+# cached NAME...: every NAME is in the cache.
+cached() {
+  local b
+  for b in "$@"; do [ -x "$cache/bin/$b" ] || return 1; done
+}
+# keep NAME...: the built NAMEs into the cache for the next clone: written beside, then renamed,
+# so that a build killed half-way never leaves a cache entry that looks complete.
+keep() {
+  mkdir -p "$(dirname "$cache")"
+  local tmp_cache
+  tmp_cache=$(mktemp -d "$cache.tmp.XXXXXX")
+  if [ -d "$cache" ]; then cp -pr "$cache"/. "$tmp_cache/"; fi
+  mkdir -p "$tmp_cache/bin" "$tmp_cache/crds"
+  local b
+  for b in "$@"; do cp -p "$out/$b" "$tmp_cache/bin/"; done
+  cp -p "$crds"/*.yaml "$tmp_cache/crds/" 2>/dev/null || true
+  rm -rf "$cache" && mv "$tmp_cache" "$cache"
+}
+built() {
+  local b
+  for b in "$@"; do
+    [ -x "$out/$b" ] || { echo "realkube/build.sh: $out/$b was not built" >&2; exit 1; }
+  done
+}
+
+if cached "${plane_bins[@]}" && [ -f "$cache/crds/monitoring.coreos.com_prometheusrules.yaml" ] &&
+  { [ "$node" = 0 ] || cached "${node_bins[@]}"; }; then
+  wanted=("${plane_bins[@]}")
+  [ "$node" = 0 ] || wanted+=("${node_bins[@]}")
+  for b in "${wanted[@]}"; do cp -p "$cache/bin/$b" "$out/"; done
   rm -rf "$crds" && mkdir -p "$crds" && cp -p "$cache"/crds/*.yaml "$crds/"
-  echo "realkube/build.sh: kube-apiserver, etcd and helm in $out, CRDs in $crds, from $cache" \
+  echo "realkube/build.sh: ${wanted[*]} in $out, CRDs in $crds, from $cache" \
     "($(( $(date +%s) - start )) s)"
   exit 0
 fi
@@ -68,26 +110,52 @@ hv=helm.sh/helm/v3
 helm_ldflags="-X $hv/internal/version.version=$helm -X $hv/internal/version.gitTreeState=clean"
 helm_ldflags="$helm_ldflags -X $hv/pkg/lint/rules.k8sVersionMajor=1 -X $hv/pkg/lint/rules.k8sVersionMinor=$kube_minor"
 helm_ldflags="$helm_ldflags -X $hv/pkg/chartutil.k8sVersionMajor=1 -X $hv/pkg/chartutil.k8sVersionMinor=$kube_minor"
-(cd "$here" && go build -trimpath -ldflags "$kube_ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
-(cd "$here" && go build -trimpath -ldflags "$helm_ldflags" -o "$out/helm" helm.sh/helm/v3/cmd/helm)
-(cd "$here/etcd" && go build -trimpath -o "$out/etcd" go.etcd.io/etcd/server/v3)
-# The CRDs the chart's PodMonitor, ServiceMonitor and PrometheusRule need on a real server
-# (tests/deploy/test_monitoring_real.py applies them), exactly as the pinned release ships them.
-crd_mod=github.com/prometheus-operator/prometheus-operator
-crd_src=$(cd "$here/promcrds" && go mod download "$crd_mod" && go list -m -f '{{.Dir}}' "$crd_mod")
-rm -rf "$crds" && mkdir -p "$crds"
-install -m 0644 "$crd_src"/example/prometheus-operator-crd/*.yaml "$crds/"
-[ -f "$crds/monitoring.coreos.com_prometheusrules.yaml" ] || {
-  echo "realkube/build.sh: no PrometheusRule CRD in $crd_src" >&2; exit 1; }
-for b in kube-apiserver etcd helm; do
-  [ -x "$out/$b" ] || { echo "realkube/build.sh: $out/$b was not built" >&2; exit 1; }
-done
-# Kept for the next clone: written beside, then renamed, so that a build killed half-way never
-# leaves a cache entry that looks complete.
-mkdir -p "$(dirname "$cache")"
-tmp_cache=$(mktemp -d "$cache.tmp.XXXXXX")
-mkdir -p "$tmp_cache/bin" "$tmp_cache/crds"
-cp -p "$out"/kube-apiserver "$out"/etcd "$out"/helm "$tmp_cache/bin/"
-cp -p "$crds"/*.yaml "$tmp_cache/crds/"
-rm -rf "$cache" && mv "$tmp_cache" "$cache"
-echo "realkube/build.sh: kube-apiserver, etcd and helm in $out, CRDs in $crds ($(( $(date +%s) - start )) s)"
+# build_plane: kube-apiserver, helm, etcd and the CRDs.
+build_plane() {
+  (cd "$here" && go build -trimpath -ldflags "$kube_ldflags" -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+  (cd "$here" && go build -trimpath -ldflags "$helm_ldflags" -o "$out/helm" helm.sh/helm/v3/cmd/helm)
+  (cd "$here/etcd" && go build -trimpath -o "$out/etcd" go.etcd.io/etcd/server/v3)
+  # The CRDs the chart's PodMonitor, ServiceMonitor and PrometheusRule need on a real server
+  # (tests/deploy/test_monitoring_real.py applies them), exactly as the pinned release ships them.
+  local crd_mod=github.com/prometheus-operator/prometheus-operator crd_src
+  crd_src=$(cd "$here/promcrds" && go mod download "$crd_mod" && go list -m -f '{{.Dir}}' "$crd_mod")
+  rm -rf "$crds" && mkdir -p "$crds"
+  install -m 0644 "$crd_src"/example/prometheus-operator-crd/*.yaml "$crds/"
+  [ -f "$crds/monitoring.coreos.com_prometheusrules.yaml" ] || {
+    echo "realkube/build.sh: no PrometheusRule CRD in $crd_src" >&2; exit 1; }
+  built "${plane_bins[@]}"
+}
+# build_node: the node's programs. containerd with the tags its own release uses for a build
+# without the btrfs, devmapper and zfs snapshotters' C libraries (the node uses overlayfs or
+# native), stamped with its version as its Makefile does.
+build_node() {
+  local b
+  for b in kubelet kube-controller-manager kube-scheduler kube-proxy; do
+    (cd "$here" && go build -trimpath -ldflags "$kube_ldflags" -o "$out/$b" "k8s.io/kubernetes/cmd/$b")
+  done
+  local ctrd ctrd_ldflags
+  ctrd=$(mod_version "$here/containerd" github.com/containerd/containerd/v2)
+  ctrd_ldflags="-X github.com/containerd/containerd/v2/version.Version=$ctrd"
+  for b in containerd containerd-shim-runc-v2 ctr; do
+    (cd "$here/containerd" && go build -trimpath -tags "no_btrfs no_devmapper no_zfs" \
+      -ldflags "$ctrd_ldflags" -o "$out/$b" "github.com/containerd/containerd/v2/cmd/$b")
+  done
+  # The sandbox's pause program: static, so that the image is FROM scratch (no registry).
+  cc -static -O2 -o "$out/pause" "$here/pause.c"
+  built "${node_bins[@]}"
+}
+
+if cached "${plane_bins[@]}" && [ -f "$cache/crds/monitoring.coreos.com_prometheusrules.yaml" ]; then
+  for b in "${plane_bins[@]}"; do cp -p "$cache/bin/$b" "$out/"; done
+  rm -rf "$crds" && mkdir -p "$crds" && cp -p "$cache"/crds/*.yaml "$crds/"
+else
+  build_plane
+  keep "${plane_bins[@]}"
+fi
+wanted=("${plane_bins[@]}")
+if [ "$node" = 1 ]; then
+  build_node
+  keep "${plane_bins[@]}" "${node_bins[@]}"
+  wanted+=("${node_bins[@]}")
+fi
+echo "realkube/build.sh: ${wanted[*]} in $out, CRDs in $crds ($(( $(date +%s) - start )) s)"

@@ -2,12 +2,16 @@
 # The real control plane for tests: etcd and kube-apiserver (built by build.sh) on loopback.
 #
 # Usage:
-#   start.sh up DIR [--ha] [KUBE-APISERVER-FLAG...]
+#   start.sh up DIR [--ha] [--node] [KUBE-APISERVER-FLAG...]
 #        certificates, keys, admin token, audit policy in DIR (kept if present), then etcd and one
 #        kube-apiserver (two with --ha, both on the same etcd: an HA control plane whose watch
 #        caches lag each other) on free loopback ports; waits until /readyz says ok and the
-#        bootstrap RBAC roles exist; prints the environment (also written to DIR/env)
-#   start.sh down DIR              stop everything `up` started
+#        bootstrap RBAC roles exist; prints the environment (also written to DIR/env).
+#        --node: a single-node cluster (node.sh): kube-apiserver on the node's bridge address
+#        (10.244.0.1, where the pods reach it, also through the Service 10.96.0.1), the Node
+#        authorizer, then containerd, kube-controller-manager, kube-scheduler, kube-proxy and a
+#        kubelet whose Node is Ready; prints NODE_* lines and the seconds it took
+#   start.sh down DIR              stop everything `up` started (with --node: node.sh down)
 #   start.sh stop DIR COMPONENT    kill -9 one of etcd, apiserver, apiserver2 (left down)
 #   start.sh start DIR COMPONENT   start it again with the same flags and ports, wait until ready
 #   start.sh restart DIR COMPONENT SIGNAL   (TERM or KILL) then start it again
@@ -65,6 +69,8 @@ make_certs() {
   local dir=$1
   [ -f "$dir/server.crt" ] && return
   local sans="IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc"
+  # The node's pods reach kube-apiserver on the bridge and through the Service's IP.
+  [ "${node:-0}" = 1 ] && sans="$sans,IP:10.244.0.1,IP:10.96.0.1,DNS:kubernetes.default"
   [ -n "${REALKUBE_SANS:-}" ] && sans="$sans,$REALKUBE_SANS"
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=leasehold-realkube-ca" \
     -keyout "$dir/ca.key" -out "$dir/ca.crt" >/dev/null 2>&1
@@ -140,13 +146,26 @@ wait_ready() {
 apiserver_cmd() {
   local dir=$1 name=$2 port=$3 etcd_url=$4
   shift 4
+  # Without a node: no Endpoints for the `kubernetes` Service (nothing in-cluster uses it, and
+  # two planes must not fight over it). With one: the node's authorizer and admission, the
+  # kubelet's client certificate, and the Service pointing at the bridge address.
+  local -a mode=(--advertise-address=127.0.0.1 --authorization-mode=RBAC
+    --endpoint-reconciler-type=none)
+  if [ "${node:-0}" = 1 ]; then
+    # shellcheck disable=SC2054 # Node,RBAC is one flag value
+    mode=(--advertise-address="$bind" --authorization-mode=Node,RBAC
+      --endpoint-reconciler-type=lease --enable-admission-plugins=NodeRestriction
+      --kubelet-client-certificate="$dir/node/apiserver-kubelet-client.crt"
+      --kubelet-client-key="$dir/node/apiserver-kubelet-client.key"
+      --kubelet-certificate-authority="$dir/ca.crt"
+      --kubelet-preferred-address-types=InternalIP,Hostname)
+  fi
   save_cmd "$dir" "$name" "$apiserver_bin" \
     --etcd-servers="$etcd_url" \
-    --bind-address="$bind" --secure-port="$port" --advertise-address=127.0.0.1 \
+    --bind-address="$bind" --secure-port="$port" "${mode[@]}" \
     --tls-cert-file="$dir/server.crt" --tls-private-key-file="$dir/server.key" \
     --client-ca-file="$dir/ca.crt" \
     --token-auth-file="$dir/tokens.csv" \
-    --authorization-mode=RBAC \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$dir/sa.pub" --service-account-signing-key-file="$dir/sa.key" \
     --service-cluster-ip-range=10.96.0.0/24 \
@@ -155,7 +174,6 @@ apiserver_cmd() {
     --feature-gates=CoordinatedLeaderElection=true \
     --runtime-config=coordination.k8s.io/v1beta1=true \
     --cert-dir="$dir/$name-certs" \
-    --endpoint-reconciler-type=none \
     "$@"
 }
 
@@ -179,15 +197,23 @@ kill_component() {
 cmd=${1:-}
 case "$cmd" in
 up)
-  dir=${2:?usage: start.sh up DIR [--ha] [KUBE-APISERVER-FLAG...]}
+  dir=${2:?usage: start.sh up DIR [--ha] [--node] [KUBE-APISERVER-FLAG...]}
   shift 2
-  ha=0
-  if [ "${1:-}" = --ha ]; then ha=1; shift; fi
+  ha=0 node=0
+  while [ "${1:-}" = --ha ] || [ "${1:-}" = --node ]; do
+    [ "$1" = --ha ] && ha=1
+    [ "$1" = --node ] && node=1
+    shift
+  done
   need_bin "$apiserver_bin" KUBE_APISERVER_BIN
   need_bin "$etcd_bin" ETCD_BIN
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   make_certs "$dir"
+  if [ "$node" = 1 ]; then
+    "$here/node.sh" net-up "$dir"
+    bind=10.244.0.1 host=10.244.0.1
+  fi
   read -r p_etcd p_peer p_api p_api2 <<<"$(free_ports 4)"
   etcd_url="http://127.0.0.1:$p_etcd"
   # No fsync: test data only, and a slow disk must not look like an overloaded control plane.
@@ -240,10 +266,15 @@ up)
     sleep 0.2
   done
   cat "$dir/env"
+  [ "$node" = 0 ] || "$here/node.sh" up "$dir"
   ;;
 down)
   dir=${2:?usage: start.sh down DIR}
+  # The node first (its pods must not outlive it), the bridge last: kube-apiserver deletes its
+  # endpoint Lease through the bridge address as it stops. A failing step stops nothing else.
+  "$here/node.sh" down "$dir" || echo "realkube/start.sh: node.sh down $dir failed" >&2
   for c in apiserver2 apiserver etcd; do kill_component "$dir" "$c" TERM; done
+  "$here/node.sh" net-down "$dir" || echo "realkube/start.sh: node.sh net-down $dir failed" >&2
   ;;
 stop)
   dir=${2:?usage: start.sh stop DIR COMPONENT}
@@ -285,7 +316,7 @@ kubeconfig)
   write_kubeconfig "$url" "$dir/ca.crt" "$token" "$out" "${5:-default}"
   ;;
 *)
-  sed -n '2,32p' "$0"
+  sed -n '2,/^set -euo/{/^set -euo/d;p}' "$0"
   exit 2
   ;;
 esac
