@@ -15,9 +15,11 @@ class LeaderClient:
     def __init__(self, port, timeout=0.25, keep_alive=True, path="/leader"):
         self.port, self.timeout, self.keep_alive, self.conn = port, timeout, keep_alive, None
         self.path = path  # shard mode's samplers ask /shards
+        self.error = None  # why the last get() returned None, when it was an exception
 
     def get(self):
         """The status dict, or None when nothing (or no 200) answered."""
+        self.error = None
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
@@ -27,7 +29,8 @@ class LeaderClient:
             if resp.will_close or not self.keep_alive:
                 self.close()
             return json.loads(body) if resp.status == 200 else None
-        except (OSError, http.client.HTTPException, ValueError):
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            self.error = e
             self.close()
             return None
 

@@ -60,9 +60,11 @@ class Observer:
                 t = time.time()
                 self._record(s, proc, t, t, {"exited": proc.returncode})
 
-    def add(self, sidecar):
+    def add(self, sidecar, sampler=Sampler):
+        """Samples SIDECAR from now on. sampler: Sampler's contract for another kind of
+        sidecar (pod_sampler.PodSampler: a pod's, from inside its network namespace)."""
         self.sidecars = self.sidecars + [sidecar]
-        sampler = Sampler(sidecar, self.interval, record=self._record, follow=True, timeout=0.5,
+        sampler = sampler(sidecar, self.interval, record=self._record, follow=True, timeout=0.5,
                           keep_alive=False)
         self.samplers.append(sampler)
         if self.running:
