@@ -37,6 +37,7 @@ packages=(
   # tests/realkube/node.sh: the node's OCI runtime, pod network (CNI bridge, host-local) and
   # kube-proxy's iptables; nsenter (util-linux) and curl reach kube-apiserver from a pod
   runc containernetworking-plugins iptables conntrack util-linux
+  busybox-static  # tests/realkube/node_images.sh: the stand-in for the chart's busybox app image
 )
 
 case "${1:-}" in

@@ -6,10 +6,13 @@
 #                            etcd, helm) from pinned sources, the release build with every unit,
 #                            test-API-server, integration, `real`, deploy and short chaos test,
 #                            then the ASan + UBSan build with the unit and integration tests (all
-#                            but the shard-group scenarios). Every test runs once: no retries.
+#                            but the shard-group scenarios), then the chart on a single-node
+#                            cluster with a real kubelet (ctest label `node`: install, the
+#                            leader pod's delete, its sidecar's crash, helm test). Every test
+#                            runs once: no retries.
 #   scripts/test.sh --full   the gate, then what is long (ctest label `full`: chaos runs of 100
 #                            scenarios per flavour, the bench smoke runs, the image built from
-#                            the whole Dockerfile, the single-node cluster with a real kubelet),
+#                            the whole Dockerfile, the rest of the node scenarios),
 #                            the shard-group scenarios under ASan, and 60 s of libFuzzer per
 #                            parser.
 #
@@ -175,6 +178,12 @@ background --idle asan-build bash -c 'cmake --preset asan -DLEASEHOLD_TEST_APISE
   >/dev/null && cmake --build --preset asan -j "$2"' asan-build \
   "$root/build/release/tests/apiserver/leasehold-test-apiserver" "$jobs"
 stage realkube-build - background_wait realkube-build
+# The node's programs for the tests labelled `node` (kubelet, kube-controller-manager,
+# kube-scheduler, kube-proxy, containerd and its shim, the pause program), beside the release
+# tests at the lowest CPU priority like the ASan build: on a fresh machine the kubelet's and
+# containerd's packages beyond kube-apiserver's compile there; on a warm one they come from the
+# binary cache in a second (tests/realkube/build.sh).
+background --idle node-build tests/realkube/build.sh --node
 base_images_wait() {
   background_wait base-images || echo "test.sh: deploy.image makes them again and reports why"
 }
@@ -182,7 +191,8 @@ stage base-images - base_images_wait
 # Fake clocks and recorded exchanges first: seconds, and they name a broken build at once.
 ctest_stage release-unit release -L '^(unit|apiserver)$'
 # Real processes: integration scenarios, the real kube-apiserver, deploy, short chaos runs.
-ctest_stage release-processes release -LE '^(unit|apiserver|full)$'
+# Not the node's tests: they wait for the node's build (below).
+ctest_stage release-processes release -LE '^(unit|apiserver|full|node)$'
 
 stage asan-build - background_wait asan-build
 ctest_stage asan-unit asan -L '^unit$'
@@ -192,12 +202,15 @@ ctest_stage asan-unit asan -L '^unit$'
 # the full suite runs them under ASan with timings scaled for the sanitizer (tests/README.md).
 ctest_stage asan-integration asan -L '^integration$' -LE '^full$' -E '^integration[.](run)?shards[.]'
 
+# The chart on a real node (deploy.node_chart: helm install, the leader pod's delete, its
+# sidecar's crash, helm test), after the ASan stages, so that on a fresh machine the node's
+# build has their minutes too.
+stage node-build - background_wait node-build
+ctest_stage release-node release -L '^node$' -LE '^full$'
+
 if [ "$full" = 1 ]; then
   # Real client-go v0.37.2 leader election, the bench's baseline.
   stage clientgo-build - bench/clientgo/build.sh
-  # The node's programs (kubelet, kube-controller-manager, kube-scheduler, kube-proxy,
-  # containerd, pause) for the tests labelled `node`.
-  stage node-build - tests/realkube/build.sh --node
   ctest_stage release-full release -L '^full$'
   LEASEHOLD_TEST_SLOWDOWN=${LEASEHOLD_TEST_SLOWDOWN:-3} \
     ctest_stage asan-shards asan -R '^integration[.](run)?shards[.]'

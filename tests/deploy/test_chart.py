@@ -57,16 +57,12 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import Failure, check  # noqa: E402
 from leasehold_testing import chart_suite  # noqa: E402
-from leasehold_testing.helm import CHART, by_kind, deep_merge  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind, deep_merge, load_values  # noqa: E402
 from leasehold_testing.paths import LICENSE_SPDX, ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 HELM_ONLY_LABELS = ("app.kubernetes.io/managed-by", "helm.sh/chart")
 SCHEMA_ERROR = "values don't meet the specifications of the schema"
-
-
-def load_values():
-    return yaml.safe_load((CHART / "values.yaml").read_text())
 
 
 def chart_meta():

@@ -77,6 +77,21 @@ keep() {
   cp -p "$crds"/*.yaml "$tmp_cache/crds/" 2>/dev/null || true
   rm -rf "$cache" && mv "$tmp_cache" "$cache"
 }
+# from_cache NAME...: each NAME and the CRDs from the cache into OUTDIR, leaving alone what is
+# already there and the same: the gate builds the node's programs beside tests that run
+# kube-apiserver from OUTDIR and apply the CRDs, so nothing they use is rewritten; a binary that
+# differs is replaced by a rename (a running one keeps its old file; cp would fail on it with
+# "Text file busy").
+from_cache() {
+  local b
+  for b in "$@"; do
+    cmp -s "$cache/bin/$b" "$out/$b" && continue
+    cp -p "$cache/bin/$b" "$out/.$b.tmp" && mv -f "$out/.$b.tmp" "$out/$b"
+  done
+  if ! diff -rq "$cache/crds" "$crds" >/dev/null 2>&1; then
+    rm -rf "$crds" && mkdir -p "$crds" && cp -p "$cache"/crds/*.yaml "$crds/"
+  fi
+}
 built() {
   local b
   for b in "$@"; do
@@ -88,8 +103,7 @@ if cached "${plane_bins[@]}" && [ -f "$cache/crds/monitoring.coreos.com_promethe
   { [ "$node" = 0 ] || cached "${node_bins[@]}"; }; then
   wanted=("${plane_bins[@]}")
   [ "$node" = 0 ] || wanted+=("${node_bins[@]}")
-  for b in "${wanted[@]}"; do cp -p "$cache/bin/$b" "$out/"; done
-  rm -rf "$crds" && mkdir -p "$crds" && cp -p "$cache"/crds/*.yaml "$crds/"
+  from_cache "${wanted[@]}"
   echo "realkube/build.sh: ${wanted[*]} in $out, CRDs in $crds, from $cache" \
     "($(( $(date +%s) - start )) s)"
   exit 0
@@ -146,8 +160,7 @@ build_node() {
 }
 
 if cached "${plane_bins[@]}" && [ -f "$cache/crds/monitoring.coreos.com_prometheusrules.yaml" ]; then
-  for b in "${plane_bins[@]}"; do cp -p "$cache/bin/$b" "$out/"; done
-  rm -rf "$crds" && mkdir -p "$crds" && cp -p "$cache"/crds/*.yaml "$crds/"
+  from_cache "${plane_bins[@]}"
 else
   build_plane
   keep "${plane_bins[@]}"

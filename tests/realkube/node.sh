@@ -19,6 +19,9 @@
 #
 # Everything of the node lives in DIR/node. The facts it rests on (cgroup v1, containerd's
 # restrict_oom_score_adj, the Node authorizer, ...) are in tests/realkube/README.md.
+# Why ~470 lines in one file: the configurations of five components that must agree with each
+# other (addresses, certificates, sockets, folders), and a `down` that undoes each thing they do
+# to the host; split, each half would have to know the other's paths.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -132,7 +135,7 @@ net_up() {
 }
 
 write_configs() {
-  local dir=$1 n=$1/node p_kubelet=$2 p_healthz=$3 p_kcm=$4 p_sched=$5 p_proxy=$6 p_metrics=$7
+  local dir=$1 n=$1/node p_kubelet=$2 p_healthz=$3 p_proxy=$4 p_metrics=$5
   mkdir -p "$n/cni/net.d" "$n/pods-logs" "$n/kubelet"
   cat >"$n/containerd.toml" <<EOF
 version = 4
@@ -240,7 +243,6 @@ contexts:
 current-context: kubelet
 """)
 EOF
-  : "$p_kcm" "$p_sched"
 }
 
 # The pause image: the static pause program (build.sh) in an image FROM scratch, built by
@@ -273,7 +275,7 @@ up() {
   [ -x /usr/lib/cni/bridge ] || die "/usr/lib/cni/bridge not found: run scripts/install-deps.sh"
   local p_kubelet p_healthz p_kcm p_sched p_proxy p_metrics
   read -r p_kubelet p_healthz p_kcm p_sched p_proxy p_metrics <<<"$(free_ports 6)"
-  write_configs "$dir" "$p_kubelet" "$p_healthz" "$p_kcm" "$p_sched" "$p_proxy" "$p_metrics"
+  write_configs "$dir" "$p_kubelet" "$p_healthz" "$p_proxy" "$p_metrics"
   export KUBECONFIG=$dir/admin.kubeconfig KUBECACHEDIR=$dir/kubecache
   local n=$dir/node
   # containerd's shims find their binary on PATH.

@@ -26,12 +26,16 @@ class ControlPlane:
     flags: more kube-apiserver flags. bind: the address the API listens on (default loopback;
     deploy.image binds a docker network's gateway, which the serving certificate then covers).
     directory + reuse: attach to a plane that `start.sh up DIR` already started (not stopped on
-    exit). Components are "apiserver", "apiserver2" and "etcd"; stop/start/restart go through
-    start.sh (same flags and ports), pause/resume are SIGSTOP/SIGCONT."""
+    exit). node=True: a single-node cluster (`start.sh up DIR --node`: a real kubelet,
+    containerd, kube-controller-manager, kube-scheduler, kube-proxy; the API on the node's
+    bridge address), whose NODE_* lines are in env. Components are "apiserver", "apiserver2"
+    and "etcd"; stop/start/restart go through start.sh (same flags and ports), pause/resume
+    are SIGSTOP/SIGCONT."""
 
     def __init__(self, ha=False, flags=(), bind=None, directory=None, reuse=False,
-                 kubectl="kubectl"):
+                 kubectl="kubectl", node=False):
         self.ha = ha
+        self.node = node
         self.flags = list(flags)
         self.bind = bind
         self.reuse = reuse
@@ -77,8 +81,8 @@ class ControlPlane:
             check(env.is_file(), f"{env}: no control plane is up there (start.sh up {self.dir})")
             out = env.read_text()
         else:
-            out = self.sh("up", self.dir, *(["--ha"] if self.ha else []), *self.flags,
-                          timeout=300)
+            out = self.sh("up", self.dir, *(["--ha"] if self.ha else []),
+                          *(["--node"] if self.node else []), *self.flags, timeout=300)
             self.started = True
         for line in out.splitlines():
             k, sep, v = line.partition("=")

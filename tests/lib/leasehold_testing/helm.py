@@ -50,6 +50,19 @@ def server_kube_version():
     return m.group(1)
 
 
+def load_values():
+    """The chart's defaults: its values.yaml as helm reads it."""
+    return yaml.safe_load((CHART / "values.yaml").read_text())
+
+
+def chart_value(key):
+    """One default by its dotted key ("timings.leaseDuration")."""
+    value = load_values()
+    for part in key.split("."):
+        value = value[part]
+    return value
+
+
 def deep_merge(base, override):
     """Helm's value merge for plain maps: override wins, maps merge key by key."""
     out = copy.deepcopy(base)

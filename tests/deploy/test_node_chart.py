@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""The chart installed for real: `helm install` of charts/leasehold on a single-node cluster with
+a real kubelet (tests/realkube/start.sh up DIR --node), as a user installs it, then what users
+do to its pods.
+
+    test_node_chart.py --binary PATH [--helm BIN] [STEP...]
+
+The image is the Dockerfile's runtime stage with PATH (test_image.build_image, as deploy.image
+builds it), tagged leasehold:node, imported into the node with the stand-ins for the chart's
+default busybox and curl images (tests/realkube/node_images.sh: no registry). The chart's
+defaults (D=15s R=10s P=2s, 3 replicas) but the image and an app that takes 2 s to stop, plus
+podLabel=leasehold.io/leader and the leader Service.
+
+The app side is judged from inside the pods, as an app sees it: `kubectl exec` into each pod's
+app container (/leader on 127.0.0.1:4040, the status file on the shared emptyDir), and, from the
+install to the end, the samplers of the integration tests in each pod's network namespace
+(pod_sampler: /leader every 10 ms; the Observer checks that no two claims overlap and that
+tokens only go up) and a fenced writer per pod (the chaos runs' FencedWriter: the store must
+never accept a lower token than one it accepted).
+
+install (always): every pod Ready under the kubelet's probes; exactly one pod answers
+  leader=true, every pod names the same holder and token, its status file says the same, and
+  the Lease's holderIdentity is its identity; `kubectl get pods -l leasehold.io/leader=true`
+  names exactly the leader and the leader Service's EndpointSlice holds exactly its pod IP
+  (the states are waited for: they follow the election). Each step ends back in that state.
+Steps (default: delete crash helmtest, the gate's; rollout and evict run in the full suite):
+  delete    `kubectl delete pod` of the leader: the kubelet stops the app container, which
+            takes APP_DRAIN (2 s) to exit, then the native sidecar, which releases the Lease:
+            the sidecar leads through the app's drain, and another pod says leader=true, with a
+            higher token, no sooner than APP_DRAIN and sooner than D - P after the delete (a
+            takeover on expiry could come no sooner: the deleted leader renewed at most P
+            before it);
+  crash     the leader's sidecar killed (SIGKILL through the node's containerd): the kubelet
+            restarts the container, whose process leads under a new identity or not; nobody
+            leads before D - P after the kill (no release: the Lease expires), somebody does by
+            D + P + slack, with a higher token, and the pod turns Ready again;
+  helmtest  `helm test` runs its pod on the node (its own native sidecar, curl on /leader
+            until it names a holder) and it succeeds, with no status written by the test;
+  rollout   `kubectl rollout restart`: the leadership changes (at most one per pod) and the time
+            with no leader (shorter than D - P: every handover is a release);
+  evict     every pod evicted through the Eviction API, one at a time under a
+            PodDisruptionBudget of maxUnavailable 1 (as `kubectl drain` of each node): the same.
+Then `helm uninstall` removes the pods. The times are printed.
+Needs root, docker and the node's binaries (tests/realkube/build.sh --node)."""
+import json
+import random
+import re
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from leasehold_testing import chart_suite
+from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
+from leasehold_testing.control_plane import ControlPlane
+from leasehold_testing.fenced_store import FencedStore
+from leasehold_testing.helm import Helm, HelmError, chart_value
+from leasehold_testing.node_cluster import NodeCluster
+from leasehold_testing.observer import Observer
+from leasehold_testing.paths import ROOT
+from leasehold_testing.pod_sampler import PodFencedWriter, PodSampler
+from leasehold_testing.terms import check_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_image import build_image, parse_duration  # noqa: E402 - the deploy tests' one image build
+
+IMAGE = "leasehold:node"
+NAMESPACE = "node-chart"
+RELEASE = "demo"
+POD_LABEL = "leasehold.io/leader"
+LEADER_SERVICE = f"{RELEASE}-leader"
+# What a loaded 2-core machine adds to a timing bound: the kubelet's reaction to a container's
+# exit, a sampler's 10 ms turn, a kubectl call (~0.1 s) and the scheduling of all of them.
+SLACK = 5.0
+# The app container as the test installs it: the chart's example, but at SIGTERM it takes this
+# long to stop (an app finishing its work). A native sidecar stops after the app, so the leader
+# leads through it: another pod can lead no sooner than this after the delete.
+APP_DRAIN = 2.0
+APP_COMMAND = ["/bin/sh", "-c", f"trap 'sleep {APP_DRAIN:.0f}; exit 0' TERM; while true; do "
+               "wget -qO- http://127.0.0.1:4040/leader || echo 'sidecar not answering'; echo; "
+               "sleep 5 & wait $!; done"]
+
+
+class Watch:
+    """The Observer and a fenced writer per pod, from the install to the end. Pods join as the
+    Deployment makes them: a thread looks for new ones every 0.5 s and samples each from the
+    moment its sidecar's container runs (a term that began before its first sample still
+    starts at its acquireTime for the Observer)."""
+
+    def __init__(self, cluster, store_path):
+        self.cluster = cluster
+        self.store = FencedStore(store_path)
+        self.observer = Observer([])
+        self.sidecars = {}  # pod name -> PodSidecar
+        self.writers = []
+        self.rng = random.Random(24)
+        self.stop_event = threading.Event()
+        self.finder = threading.Thread(target=self._find, daemon=True)
+        self.error = None
+
+    def __enter__(self):
+        self.observer.__enter__()
+        self.add_running()
+        self.finder.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        self.finder.join()
+        for w in self.writers:
+            w.stop()
+        for w in self.writers:
+            w.join()
+        self.observer.__exit__(*exc)
+        for s in self.sidecars.values():
+            s.close()
+
+    def _find(self):
+        while not self.stop_event.wait(0.5):
+            try:
+                self.add_running()
+            except Failure as e:  # a pod gone between the listing and the runtime's answer
+                self.error = e
+
+    def add_running(self):
+        """Samples every pod whose sidecar's container runs and is not sampled yet."""
+        for pod in self.cluster.pods():
+            name = pod["metadata"]["name"]
+            if name in self.sidecars:
+                continue
+            try:
+                sidecar = self.cluster.pod_sidecar(pod)
+            except Failure:
+                continue  # not running yet
+            self.sidecars[name] = sidecar
+            self.observer.add(sidecar, sampler=PodSampler)
+            w = PodFencedWriter(sidecar, self.store, random.Random(self.rng.random()))
+            w.start()
+            self.writers.append(w)
+
+    def first_true(self, since, above):
+        """(seconds from SINCE to the arrival of the first answer leader=true with a token
+        above ABOVE, that answer), or None."""
+        with self.observer.lock:
+            found = [(t1, st) for t0, t1, _, st in self.observer.samples
+                     if t0 >= since and st and st.get("leader") and st["fencingToken"] > above]
+        if not found:
+            return None
+        t1, st = min(found, key=lambda x: x[0])
+        return t1 - since, st
+
+    def leadership(self, since, until):
+        """(terms that began in [SINCE, UNTIL], seconds of it that no claim covered)."""
+        with self.observer.lock:
+            terms = self.observer.terms()
+        began = [t for t in terms if since <= t[0] <= until]
+        covered, edge = 0.0, since
+        for start, end, _, _ in sorted(terms):
+            start, end = max(start, edge), min(end, until)
+            if end > start:
+                covered += end - start
+                edge = end
+        return began, (until - since) - covered
+
+    def check(self):
+        terms = self.observer.check_safety()
+        rows = self.store.rows()
+        failures = check_store(rows, [])
+        check(not failures, "the fenced store: " + "; ".join(failures))
+        accepted = sum(1 for r in rows if r[5])
+        check(accepted > 0, "no fenced write was accepted: the writers never saw a leader")
+        return terms, accepted, len(rows) - accepted
+
+
+def restarts(pod):
+    return next(c["restartCount"] for c in pod["status"]["initContainerStatuses"]
+                if c["name"] == "leasehold")
+
+
+class Scenarios:
+    """The steps after the install, each from a state with one leader that every pod agrees on
+    and back to it; `leader` and `answer` are that state."""
+
+    def __init__(self, cluster, watch):
+        self.cluster, self.watch = cluster, watch
+        self.d, self.p = (parse_duration(chart_value(f"timings.{k}"))
+                          for k in ("leaseDuration", "retryPeriod"))
+        self.replicas = chart_value("example.replicas")
+        self.leader = self.answer = None
+
+    def settle(self, what, but=None):
+        """Waits for every pod Ready and one leader, published; returns it."""
+        wait_for(f"the Deployment back to {self.replicas} Ready pods", self.all_ready, 180,
+                 interval=0.5)
+        self.leader, self.answer = wait_for(
+            f"every pod to agree on the leader {what}", lambda: self.cluster.one_leader(
+                RELEASE, but=but), 60, interval=0.5)
+        self.cluster.check_published(self.leader, POD_LABEL, LEADER_SERVICE)
+        return self.leader["metadata"]["name"]
+
+    def all_ready(self):
+        pods = self.cluster.pods()
+        return len(pods) == self.replicas and all(self.cluster.ready(p) for p in pods)
+
+    def delete(self):
+        """kubectl delete pod of the leader: released, so another leads sooner than D - P."""
+        d, p = self.d, self.p
+        name = self.leader["metadata"]["name"]
+        t0 = time.time()
+        self.cluster.kubectl("delete", "pod", name, "--wait=false")
+        took, first = wait_for("another pod to say leader=true after the leader's deletion",
+                               lambda: self.watch.first_true(t0, self.answer["fencingToken"]),
+                               d + SLACK, interval=0.1)
+        check(first["identity"] != self.answer["identity"],
+              f"{name}'s sidecar led again after its delete")
+        check(took < d - p, f"the new leader came {took:.1f}s after the delete: not before the "
+                            f"Lease could have expired (D - P = {d - p:.0f}s), so not released")
+        check(took >= APP_DRAIN, f"the new leader came {took:.2f}s after the delete, before the "
+                                 f"app's {APP_DRAIN:.0f} s drain ended: the sidecar was stopped "
+                                 "beside the app, not after it")
+        wait_for(f"{name} to be gone", lambda: self.cluster.pod(name) is None, 60, interval=0.5)
+        new = self.settle("after the delete", but=name)
+        check(new != name and self.answer["fencingToken"] == first["fencingToken"],
+              f"the pods agree on {new} with token {self.answer['fencingToken']}; the first "
+              f"leader after the delete had token {first['fencingToken']}")
+        log(f"delete: kubectl delete pod {name}: its sidecar led through the app's "
+            f"{APP_DRAIN:.0f} s drain, then released; {new} said leader=true {took:.2f}s after "
+            f"the delete (token "
+            f"{first['fencingToken']}, D - P = {d - p:.0f}s); back to {self.replicas} Ready "
+            f"pods, the label and the EndpointSlice on the new leader")
+
+    def crash(self):
+        """SIGKILL of the leader's sidecar through the runtime: nobody leads before the Lease
+        could expire; the kubelet restarts the container (a new identity)."""
+        d, p = self.d, self.p
+        name = self.leader["metadata"]["name"]
+        before = restarts(self.leader)
+        self.watch.sidecars[name].killed.add(self.answer["identity"])
+        t0 = time.time()
+        self.cluster.kill(self.leader)
+        took, first = wait_for("a leader after the leader's sidecar was killed",
+                               lambda: self.watch.first_true(t0, self.answer["fencingToken"]),
+                               d + p + SLACK, interval=0.1)
+        check(took >= d - p, f"a new term {took:.2f}s after the kill of the leader, which had "
+                             f"renewed at most P before it: the Lease (D = {d:.0f}s) had not "
+                             "expired")
+        check(first["identity"] != self.answer["identity"], "the killed identity answered again")
+
+        def restarted():
+            pod = self.cluster.pod(name)
+            return restarts(pod) > before and self.cluster.ready(pod) and pod
+        pod = wait_for(f"the kubelet to restart {name}'s sidecar and the pod to be Ready again",
+                       restarted, 60, interval=0.5)
+        new = self.settle("after the crash")
+        check(self.answer["fencingToken"] == first["fencingToken"],
+              f"the pods agree on token {self.answer['fencingToken']}, the first leader after "
+              f"the crash had {first['fencingToken']}")
+        whose = "its own restarted sidecar" if new == name else new
+        log(f"crash: SIGKILL to {name}'s sidecar: the kubelet restarted it (restarts {before} "
+            f"-> {restarts(pod)}); {whose} said leader=true {took:.2f}s after the kill (token "
+            f"{first['fencingToken']}; the Lease expires D = {d:.0f}s after the last renewal)")
+
+    def measure(self, what, act):
+        """ACT(), then waits for the settled state; logs the terms that began and the seconds
+        with no claim in between."""
+        t0 = time.time()
+        act()
+        name = self.settle(f"after {what}")
+        t1 = time.time()
+        began, leaderless = self.watch.leadership(t0, t1)
+        log(f"{what}: {len(began)} new terms (tokens {[t[3] for t in began]}), "
+            f"{leaderless:.2f}s with no leader in {t1 - t0:.1f}s; {name} leads")
+        return began, leaderless
+
+    def rollout(self):
+        """kubectl rollout restart: every pod replaced; each replacement of the leader hands
+        over by release, so at most one new term per pod and no wait for an expiry."""
+        began, leaderless = self.measure("kubectl rollout restart", lambda: (
+            self.cluster.kubectl("rollout", "restart", f"deployment/{RELEASE}"),
+            self.cluster.kubectl("rollout", "status", f"deployment/{RELEASE}",
+                                 "--timeout=300s", timeout=320)))
+        check(1 <= len(began) <= self.replicas,
+              f"{len(began)} new terms for {self.replicas} replaced pods")
+        check(leaderless < self.d - self.p,
+              f"{leaderless:.1f}s without a leader: a handover waited for an expiry")
+
+    def evict(self):
+        """Every pod evicted through the Eviction API, one at a time, as `kubectl drain` of
+        each node would, under a PodDisruptionBudget of maxUnavailable 1."""
+        selector = json.loads(self.cluster.kubectl("get", "deployment", RELEASE, "-o", "json"))[
+            "spec"]["selector"]["matchLabels"]
+        pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+               "metadata": {"name": RELEASE, "namespace": NAMESPACE},
+               "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector}}}
+        self.cluster.kubectl("apply", "-f", "-", input=json.dumps(pdb))
+
+        def evict_all():
+            for pod in self.cluster.pods():
+                name = pod["metadata"]["name"]
+                body = {"apiVersion": "policy/v1", "kind": "Eviction",
+                        "metadata": {"name": name, "namespace": NAMESPACE}}
+                wait_for(f"the Eviction API to evict {name} (the budget allows one at a time)",
+                         lambda: self.cluster.kubectl(
+                             "create", "--raw",
+                             f"/api/v1/namespaces/{NAMESPACE}/pods/{name}/eviction", "-f", "-",
+                             input=json.dumps(body), ok=False) is not None, 120, interval=1)
+                wait_for(f"{name} gone and {self.replicas} pods Ready",
+                         lambda: self.cluster.pod(name) is None and self.all_ready(), 180,
+                         interval=0.5)
+        began, leaderless = self.measure("eviction of every pod", evict_all)
+        check(1 <= len(began) <= self.replicas,
+              f"{len(began)} new terms for {self.replicas} evicted pods")
+        check(leaderless < self.d - self.p,
+              f"{leaderless:.1f}s without a leader: a handover waited for an expiry")
+
+    def helmtest(self):
+        t1 = time.monotonic()
+        # Not --logs: a passing test's Pod is deleted at once (hook-succeeded, chart README).
+        out = self.cluster.helm("test", RELEASE, "--timeout", "150s")
+        check(re.search(r"^Phase:\s+Succeeded$", out, re.M), f"helm test said:\n{out}")
+        log(f"helmtest: helm test passed in {time.monotonic() - t1:.1f}s, its pod on the node")
+
+
+GATE_STEPS = ("delete", "crash", "helmtest")
+STEPS = GATE_STEPS + ("rollout", "evict")
+
+
+def main():
+    ap = chart_suite.parser()
+    ap.add_argument("--binary", required=True, help="the release build's sidecar")
+    args = chart_suite.parse_names(ap, STEPS, "step")
+    steps = args.steps or list(GATE_STEPS)
+    build_image(IMAGE, args.binary)
+    t0 = time.monotonic()
+    with ControlPlane(node=True) as cp, tempfile.TemporaryDirectory() as tmp:
+        log(f"single-node cluster up in {time.monotonic() - t0:.1f}s "
+            f"(the node {cp.env.get('NODE_UP_SECONDS')} s of it)")
+        cluster = NodeCluster(cp, NAMESPACE, Helm(args.helm, cp.admin_kubeconfig))
+        images = [IMAGE, chart_value("example.app.image"), chart_value("tests.image")]
+        t1 = time.monotonic()
+        cluster.import_images(*images)
+        log(f"images in the node: {', '.join(images)} ({time.monotonic() - t1:.0f}s)")
+        repository, tag = IMAGE.split(":")
+        t1 = time.monotonic()
+        cluster.helm("install", RELEASE, ROOT / "charts/leasehold", "--create-namespace",
+                     "--set", f"image.repository=docker.io/library/{repository}",
+                     "--set", f"image.tag={tag}", "--set", "image.pullPolicy=Never",
+                     "--set", f"podLabel={POD_LABEL}", "--set", "leaderService.enabled=true",
+                     "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}",
+                     "--wait", "--timeout", "180s")
+        pods = cluster.pods()
+        replicas = chart_value("example.replicas")
+        check(len(pods) == replicas, f"{len(pods)} pods, the chart asks for {replicas}")
+        for pod in pods:
+            check(cluster.ready(pod), f"{pod['metadata']['name']} not Ready: {pod['status']}")
+        log(f"install: helm install --wait: {len(pods)} pods Ready in "
+            f"{time.monotonic() - t1:.1f}s")
+
+        with Watch(cluster, Path(tmp) / "fence.db") as watch:
+            scenarios = Scenarios(cluster, watch)
+            name = scenarios.settle("after the install")
+            log(f"install: {name} leads ({scenarios.answer['holder']}, token "
+                f"{scenarios.answer['fencingToken']}) as every pod's /leader and status file "
+                f"and the Lease say; -l {POD_LABEL}=true names it and the Service "
+                f"{LEADER_SERVICE}'s EndpointSlice holds its address only")
+            rc = run_steps(steps, lambda step: (scenarios.settle(f"before {step}"),
+                                                getattr(scenarios, step)()),
+                           (Failure, HelmError))
+        terms, accepted, rejected = watch.check()
+        log(f"the samplers: {len(terms)} terms, no two claims overlap, tokens "
+            f"{[t[3] for t in terms]}; the fenced store accepted {accepted} writes and rejected "
+            f"{rejected}, never a lower token")
+        cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
+        wait_for("the pods to be gone after helm uninstall", lambda: not cluster.pods(), 60,
+                 interval=0.5)
+        log("uninstall: helm uninstall removed every pod")
+    return rc
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Failure as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        sys.exit(1)

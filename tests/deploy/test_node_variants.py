@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The other ways users deploy leasehold, on a single-node cluster with a real kubelet
+(tests/realkube/start.sh up DIR --node), each in its own namespace and judged from inside the
+pods as an app sees them:
+
+    test_node_variants.py --binary PATH [--helm BIN] [manifests] [runmode] [shards]
+
+manifests  `kubectl apply` of manifests/, as README says for another namespace (`sed` of
+           `namespace: default`) with the image set to the runtime stage's: every pod Ready,
+           exactly one leader that every pod, its status file and the Lease agree on;
+runmode    helm install with runMode.enabled=true (`leasehold run` as the app container's PID 1,
+           the binary copied in by an init container, runMode.image debian:bookworm-slim): every
+           pod Ready, the command runs in exactly one pod, the one the Lease names; after
+           `kubectl delete pod` of that pod, it runs in exactly one other pod;
+shards     helm install with shards=4: every pod Ready, every shard owned by exactly one pod
+           (each pod's /shards from inside it), the pods' counts differ by at most one.
+The image is the Dockerfile's runtime stage with PATH (test_image.build_image), tagged
+leasehold:node, as deploy.node_chart builds it. Needs root, docker and the node's binaries
+(tests/realkube/build.sh --node)."""
+import json
+import sys
+import time
+from pathlib import Path
+
+from leasehold_testing import chart_suite
+from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
+from leasehold_testing.control_plane import ControlPlane
+from leasehold_testing.helm import Helm, HelmError, chart_value
+from leasehold_testing.node_cluster import NodeCluster, run
+from leasehold_testing.paths import ROOT
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_image import build_image  # noqa: E402 - the deploy tests' one image build
+
+IMAGE = "leasehold:node"
+NODE_IMAGE_REF = f"docker.io/library/{IMAGE}"
+RUN_IMAGE = chart_value("runMode.image")
+STEPS = ("manifests", "runmode", "shards")
+
+
+def all_ready(cluster, replicas):
+    pods = cluster.pods()
+    return len(pods) == replicas and all(cluster.ready(p) for p in pods) and pods
+
+
+def helm_install(cluster, release, *sets):
+    repository, tag = NODE_IMAGE_REF.rsplit(":", 1)
+    args = ["install", release, ROOT / "charts/leasehold", "--create-namespace",
+            "--set", f"image.repository={repository}", "--set", f"image.tag={tag}",
+            "--set", "image.pullPolicy=Never", "--wait", "--timeout", "180s"]
+    for s in sets:
+        args += ["--set", s]
+    cluster.helm(*args, timeout=240)
+    replicas = chart_value("example.replicas")
+    return wait_for(f"{replicas} Ready pods", lambda: all_ready(cluster, replicas), 60,
+                    interval=0.5)
+
+
+def manifests(cp, helm):
+    ns = "node-manifests"
+    cluster = NodeCluster(cp, ns, helm)
+    cp.kubectl("create", "namespace", ns)
+    text = "\n---\n".join((ROOT / f"manifests/{f}").read_text()
+                          for f in ("rbac.yaml", "deployment.yaml"))
+    # README's way to another namespace; the image as a user replaces it.
+    text = text.replace("namespace: default", f"namespace: {ns}")
+    check('image: "registry.example.com/leasehold:0.1.0"' in text,
+          "manifests/deployment.yaml no longer names the image this test replaces")
+    text = text.replace('image: "registry.example.com/leasehold:0.1.0"\n          '
+                        'imagePullPolicy: IfNotPresent',
+                        f'image: "{NODE_IMAGE_REF}"\n          imagePullPolicy: Never')
+    check(NODE_IMAGE_REF in text, "the image's imagePullPolicy line moved in the manifests")
+    cp.kubectl("apply", "-f", "-", input=text)
+    cluster.kubectl("rollout", "status", "deployment/leasehold", "--timeout=180s", timeout=200)
+    replicas = json.loads(cluster.kubectl("get", "deployment", "leasehold", "-o", "json"))[
+        "spec"]["replicas"]
+    pods = wait_for(f"{replicas} Ready pods", lambda: all_ready(cluster, replicas), 60,
+                    interval=0.5)
+    leader, answer = wait_for("one leader that every pod and the Lease agree on",
+                              lambda: cluster.one_leader("leasehold"), 60, interval=0.5)
+    log(f"manifests: kubectl apply in {ns}: {len(pods)} pods Ready; "
+        f"{leader['metadata']['name']} leads (token {answer['fencingToken']}) as every pod's "
+        f"/leader, status file and the Lease say")
+    cp.kubectl("delete", "namespace", ns, "--wait=false")
+
+
+def runners(cluster):
+    """The pods in which the run-mode command runs: a process whose command line is the
+    chart's runMode.command (leasehold's own names it after `--`, so argv[0] tells them
+    apart), seen from inside the pod's app container."""
+    command = " ".join(chart_value("runMode.command"))
+    names = []
+    for pod in cluster.pods():
+        name = pod["metadata"]["name"]
+        out = cluster.kubectl("exec", name, "-c", "app", "--", "sh", "-c",
+                              "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <$f; echo; done",
+                              ok=False)
+        if out is None:
+            return None  # a pod that cannot answer yet
+        if any(line.strip() == command for line in out.splitlines()):
+            names.append(name)
+    return names
+
+
+def holder_pod(cluster, lease):
+    holder = json.loads(cluster.kubectl("get", "lease", lease, "-o", "json"))["spec"].get(
+        "holderIdentity") or ""
+    return holder.rsplit("_", 1)[0]
+
+
+def runmode(cp, helm):
+    ns, release = "node-runmode", "run"
+    cluster = NodeCluster(cp, ns, helm)
+    pods = helm_install(cluster, release, "runMode.enabled=true")
+
+    def one_runner(but=None):
+        names = runners(cluster)
+        if names is None or len(names) != 1 or names[0] == but:
+            return None
+        return names[0] if holder_pod(cluster, release) == names[0] else None
+    first = wait_for("the command running in exactly one pod, the Lease's holder", one_runner,
+                     60, interval=0.5)
+    t0 = time.monotonic()
+    cluster.kubectl("delete", "pod", first, "--wait=false")
+    second = wait_for("the command running in exactly one other pod after the delete",
+                      lambda: one_runner(but=first), 60, interval=0.5)
+    log(f"runmode: helm install: {len(pods)} pods Ready; the command ran in {first} only, "
+        f"the Lease's holder; after its delete in {second} only "
+        f"({time.monotonic() - t0:.1f}s later)")
+    cluster.helm("uninstall", release, "--wait", "--timeout", "120s")
+
+
+def shards(cp, helm):
+    ns, release, n = "node-shards", "sharded", 4
+    cluster = NodeCluster(cp, ns, helm)
+    pods = helm_install(cluster, release, f"shards={n}")
+
+    def balanced():
+        owned = {}
+        for pod in cluster.pods():
+            out = cluster.kubectl("exec", pod["metadata"]["name"], "-c", "app", "--", "wget",
+                                  "-qO-", "http://127.0.0.1:4040/shards", ok=False)
+            if not out:
+                return None
+            owned[pod["metadata"]["name"]] = sorted(o["shard"] for o in json.loads(out)["owned"])
+        every = sorted(s for v in owned.values() for s in v)
+        counts = [len(v) for v in owned.values()]
+        return every == list(range(n)) and max(counts) - min(counts) <= 1 and owned
+    owned = wait_for(f"each of the {n} shards owned by exactly one pod, balanced", balanced, 60,
+                     interval=0.5)
+    log(f"shards: helm install shards={n}: {len(pods)} pods Ready; owned "
+        f"{', '.join(f'{k}: {v}' for k, v in owned.items())}")
+    cluster.helm("uninstall", release, "--wait", "--timeout", "120s")
+
+
+def main():
+    ap = chart_suite.parser()
+    ap.add_argument("--binary", required=True, help="the release build's sidecar")
+    args = chart_suite.parse_names(ap, STEPS, "step")
+    steps = args.steps or list(STEPS)
+    build_image(IMAGE, args.binary)
+    run(["bash", ROOT / "scripts/make-base-images.sh"], timeout=1200)  # RUN_IMAGE
+    with ControlPlane(node=True) as cp:
+        helm = Helm(args.helm, cp.admin_kubeconfig)
+        NodeCluster(cp, "default", helm).import_images(
+            IMAGE, chart_value("example.app.image"), RUN_IMAGE)
+        return run_steps(steps, lambda name: globals()[name](cp, helm), (Failure, HelmError))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
