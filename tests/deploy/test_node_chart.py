@@ -23,7 +23,7 @@ install (always): every pod Ready under the kubelet's probes; exactly one pod an
   the Lease's holderIdentity is its identity; `kubectl get pods -l leasehold.io/leader=true`
   names exactly the leader and the leader Service's EndpointSlice holds exactly its pod IP
   (the states are waited for: they follow the election). Each step ends back in that state.
-Steps (default: delete crash helmtest, the gate's; rollout and evict run in the full suite):
+Steps (default: delete crash helmtest, the gate's; the others run in the full suite):
   delete    `kubectl delete pod` of the leader: the kubelet stops the app container, which
             takes APP_DRAIN (2 s) to exit, then the native sidecar, which releases the Lease:
             the sidecar leads through the app's drain, and another pod says leader=true, with a
@@ -39,16 +39,25 @@ Steps (default: delete crash helmtest, the gate's; rollout and evict run in the 
   rollout   `kubectl rollout restart`: the leadership changes (at most one per pod) and the time
             with no leader (shorter than D - P: every handover is a release);
   evict     every pod evicted through the Eviction API, one at a time under a
-            PodDisruptionBudget of maxUnavailable 1 (as `kubectl drain` of each node): the same.
+            PodDisruptionBudget of maxUnavailable 1 (as `kubectl drain` of each node): the same;
+  memory    1,000 SSE clients (near the sidecar's 1,024 connections) and 4 /leader loops on
+            the leader's sidecar from inside its pod for 20 s, with two releases: its
+            container's memory cgroup peaks under the chart's limit (32Mi), never restarted;
+  probes    the leader's pod cut from the API server (iptables in its network namespace):
+            another pod leads after the Lease could expire; the kubelet restarts the cut
+            sidecar on /healthz no sooner than D + 20 s after its last renewal; the new process
+            stays live and not Ready until the API server is back.
 Then `helm uninstall` removes the pods. The times are printed.
 Needs root, docker and the node's binaries (tests/realkube/build.sh --node)."""
 import json
+import os
 import random
 import re
 import sys
 import tempfile
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 from leasehold_testing import chart_suite
@@ -56,14 +65,15 @@ from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.fenced_store import FencedStore
 from leasehold_testing.helm import Helm, HelmError, chart_value
-from leasehold_testing.node_cluster import NodeCluster
+from leasehold_testing.node_cluster import NodeCluster, run
 from leasehold_testing.observer import Observer
 from leasehold_testing.paths import ROOT
+from leasehold_testing.pod_load import PodLoad
 from leasehold_testing.pod_sampler import PodFencedWriter, PodSampler
 from leasehold_testing.terms import check_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_image import build_image, parse_duration  # noqa: E402 - the deploy tests' one image build
+from test_image import build_image, memory_bytes, parse_duration  # noqa: E402 - one image build
 
 IMAGE = "leasehold:node"
 NAMESPACE = "node-chart"
@@ -77,6 +87,11 @@ SLACK = 5.0
 # long to stop (an app finishing its work). A native sidecar stops after the app, so the leader
 # leads through it: another pod can lead no sooner than this after the delete.
 APP_DRAIN = 2.0
+# SSE clients on the leader: close to HttpServer's maxConnections (1,024), which closes more on
+# accept, and leaves room for the samplers, the writer, the askers and the releases.
+MEMORY_STREAMS = 1000
+MEMORY_LOAD_SECONDS = 20.0
+API_SERVICE_IP = "10.96.0.1"  # the kubernetes Service (tests/realkube/node.sh's Service range)
 APP_COMMAND = ["/bin/sh", "-c", f"trap 'sleep {APP_DRAIN:.0f}; exit 0' TERM; while true; do "
                "wget -qO- http://127.0.0.1:4040/leader || echo 'sidecar not answering'; echo; "
                "sleep 5 & wait $!; done"]
@@ -314,6 +329,123 @@ class Scenarios:
         check(leaderless < self.d - self.p,
               f"{leaderless:.1f}s without a leader: a handover waited for an expiry")
 
+    def probes(self):
+        """The leader's pod loses the API server (iptables DROPs to and from the Service IP's
+        port 443 in its network namespace; the kubelet's probes still reach it). Its sidecar
+        stops claiming by R and another pod leads once the Lease could expire. README's probes:
+        /healthz fails once its last renewal is D + 20 s old while the Lease still names it,
+        so the kubelet's liveness probe restarts it, and not sooner; the new process, which has
+        never reached the API server, is live and not ready (/readyz needs one answer): the
+        kubelet takes the pod out of Ready and leaves it running. The rule removed, it turns
+        Ready and the cluster settles."""
+        d, p = self.d, self.p
+        name = self.leader["metadata"]["name"]
+        before = restarts(self.leader)
+        spec = next(c for c in self.leader["spec"]["initContainers"] if c["name"] == "leasehold")
+        liveness = spec["livenessProbe"]["periodSeconds"] * spec["livenessProbe"][
+            "failureThreshold"]
+        readiness = spec["readinessProbe"]["periodSeconds"]
+        # Both ways: with only its own packets dropped, the answers of a watch opened before the
+        # cut still arrive (the API server retransmits what goes unacknowledged), and the
+        # sidecar learns that another pod took the Lease: it then holds nothing, rightly healthy.
+        rules = [["OUTPUT", "-p", "tcp", "-d", API_SERVICE_IP, "--dport", "443", "-j", "DROP"],
+                 ["INPUT", "-p", "tcp", "-s", API_SERVICE_IP, "--sport", "443", "-j", "DROP"]]
+        # The pod's namespace through the fd the samplers hold: it outlives the sidecar's process,
+        # which the kubelet replaces.
+        netns = f"--net=/proc/{os.getpid()}/fd/{self.watch.sidecars[name].netns}"
+        self.watch.sidecars[name].killed.add(self.answer["identity"])  # restarted, not released
+        t0 = time.time()
+        for rule in rules:
+            run(["nsenter", netns, "iptables", "-I", *rule])
+        try:
+            took, first = wait_for("another pod to lead after the leader lost the API server",
+                                   lambda: self.watch.first_true(t0, self.answer["fencingToken"]),
+                                   d + p + SLACK, interval=0.1)
+            check(took >= d - p, f"a new term {took:.2f}s after the cut: before the Lease "
+                                 f"(D = {d:.0f}s) could expire")
+
+            def restarted():
+                pod = self.cluster.pod(name)
+                return restarts(pod) > before and pod
+            # /healthz fails at D + 20 s; the probe's failures; then the kubelet's SIGTERM, which
+            # the sidecar may take up to the pod's grace period to answer (its release cannot
+            # reach the API server).
+            grace = self.leader["spec"]["terminationGracePeriodSeconds"]
+            pod = wait_for(f"the kubelet to restart {name}'s sidecar on its liveness probe",
+                           restarted, d + 20 + liveness + grace + SLACK, interval=1)
+            status = next(c for c in pod["status"]["initContainerStatuses"]
+                          if c["name"] == "leasehold")
+            ended = seconds_epoch(status["lastState"]["terminated"]["finishedAt"])
+            check(ended - t0 >= d + 20 - p - 1,  # finishedAt is in whole seconds
+                  f"the sidecar was restarted {ended - t0:.0f}s after the cut: /healthz failed "
+                  f"before its last renewal was D + 20 s = {d + 20:.0f}s old")
+            wait_for(f"{name} not Ready (its new sidecar never reached the API server)",
+                     lambda: not self.cluster.ready(self.cluster.pod(name)),
+                     readiness * 2 + SLACK, interval=0.5)
+            time.sleep(liveness + readiness)  # long enough for the liveness probe to act
+            pod = self.cluster.pod(name)
+            check(restarts(pod) == before + 1 and not self.cluster.ready(pod),
+                  f"{name} after {liveness + readiness}s more without the API server: restarts "
+                  f"{restarts(pod)} (expected {before + 1}), Ready {self.cluster.ready(pod)}")
+        finally:
+            for rule in rules:
+                run(["nsenter", netns, "iptables", "-D", *rule])
+        t1 = time.time()
+        wait_for(f"{name} Ready again once it reaches the API server",
+                 lambda: self.cluster.ready(self.cluster.pod(name)), readiness * 2 + SLACK + 30,
+                 interval=0.5)
+        self.settle("after the API server came back")
+        log(f"probes: {name} cut from the API server: {first['identity']} led {took:.2f}s "
+            f"later (token {first['fencingToken']}); the kubelet restarted the cut sidecar "
+            f"{ended - t0:.0f}s after the cut (/healthz fails at D + 20 = {d + 20:.0f}s); the "
+            f"new one stayed live and not Ready for {liveness + readiness}s; Ready "
+            f"{time.time() - t1:.1f}s after the rule was removed")
+
+    def memory(self):
+        """The chart's memory limit holds under load: MEMORY_STREAMS SSE clients on the
+        leader's /leader/watch (near the sidecar's 1,024 connections) and 4 threads asking
+        /leader without pause, from inside its pod, for MEMORY_LOAD_SECONDS, with two releases
+        (an event to every stream each); the sidecar container's cgroup never reaches its
+        limit and the kubelet never restarts it."""
+        name = self.leader["metadata"]["name"]
+        before = restarts(self.leader)
+        pid = self.cluster.sidecar_pid(self.leader)
+        cgroup = memory_cgroup(pid)
+        limit = int((cgroup / "memory.limit_in_bytes").read_text())
+        want = memory_bytes(chart_value("resources.limits.memory"))
+        check(limit == want, f"{name}'s sidecar cgroup limit is {limit}, the chart's {want}")
+        (cgroup / "memory.max_usage_in_bytes").write_text("0")  # cgroup v1: resets the peak
+        t0 = time.monotonic()
+        with PodLoad(self.watch.sidecars[name], MEMORY_STREAMS, askers=4) as load:
+            held = load.snapshot()["streams_open"] - load.snapshot()["streams_closed"]
+            for other in (False, True):  # its own release, then the next leader's
+                target = name
+                if other:
+                    target = wait_for("a new leader", lambda: self.cluster.one_leader(RELEASE),
+                                      60, interval=0.5)[0]["metadata"]["name"]
+                self.cluster.kubectl("exec", target, "-c", "app", "--", "wget", "-qO-",
+                                     "--post-data=", "http://127.0.0.1:4040/leader/release")
+            time.sleep(max(0.0, MEMORY_LOAD_SECONDS - (time.monotonic() - t0)))
+            seen = load.stop()
+        peak = int((cgroup / "memory.max_usage_in_bytes").read_text())
+        failcnt = int((cgroup / "memory.failcnt").read_text())
+        hwm = proc_kib(pid, "VmHWM")
+        pod = self.cluster.pod(name)
+        status = next(c for c in pod["status"]["initContainerStatuses"]
+                      if c["name"] == "leasehold")
+        check(restarts(pod) == before,
+              f"the kubelet restarted {name}'s sidecar under load: {status.get('lastState')}")
+        check(peak < limit and failcnt == 0,
+              f"the sidecar's cgroup peaked at {peak} of its {limit} bytes limit "
+              f"(failcnt {failcnt})")
+        check(held > 0 and seen["events"] >= held and seen["answers"] > 0,
+              f"the load did not reach the sidecar: {seen}")
+        log(f"memory: {seen['streams_open']} SSE streams opened ({held} held), "
+            f"{seen['events']} events, {seen['answers']} "
+            f"/leader answers in {MEMORY_LOAD_SECONDS:.0f}s, two releases: the container's "
+            f"cgroup peaked at {peak / 2**20:.1f} MiB of its {limit / 2**20:.0f} MiB limit "
+            f"(process VmHWM {hwm / 1024:.1f} MiB), no restart")
+
     def helmtest(self):
         t1 = time.monotonic()
         # Not --logs: a passing test's Pod is deleted at once (hook-succeeded, chart README).
@@ -322,8 +454,30 @@ class Scenarios:
         log(f"helmtest: helm test passed in {time.monotonic() - t1:.1f}s, its pod on the node")
 
 
+def memory_cgroup(pid):
+    """The cgroup v1 memory folder of PID (this machine's cgroup v1; the node's kubelet uses
+    cgroupfs)."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+    raise Failure(f"process {pid} is in no memory cgroup")
+
+
+def seconds_epoch(text):
+    """A Kubernetes metav1.Time ("2026-12-04T15:06:17Z", whole seconds) as epoch seconds."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def proc_kib(pid, field):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise Failure(f"/proc/{pid}/status has no {field}")
+
+
 GATE_STEPS = ("delete", "crash", "helmtest")
-STEPS = GATE_STEPS + ("rollout", "evict")
+STEPS = GATE_STEPS + ("rollout", "evict", "memory", "probes")
 
 
 def main():

@@ -98,11 +98,14 @@ class NodeCluster:
                 return int(fields[1])
         raise Failure(f"the node's containerd runs no task {container_id}")
 
+    def sidecar_pid(self, pod):
+        """The host PID of POD's running sidecar process."""
+        return self.task_pid(self.container_id(pod))
+
     def pod_sidecar(self, pod):
         """A PodSidecar of POD for the Observer: its network namespace taken from its sidecar's
         process."""
-        pid = self.task_pid(self.container_id(pod))
-        return PodSidecar(pod["metadata"]["name"], f"/proc/{pid}/ns/net")
+        return PodSidecar(pod["metadata"]["name"], f"/proc/{self.sidecar_pid(pod)}/ns/net")
 
     def kill(self, pod, container=SIDECAR, signal="SIGKILL"):
         """SIGNAL to CONTAINER's process of POD through the runtime, as a crash would come: the
