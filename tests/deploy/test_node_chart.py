@@ -57,7 +57,6 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 from leasehold_testing import chart_suite
@@ -65,9 +64,9 @@ from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.fenced_store import FencedStore
 from leasehold_testing.helm import Helm, HelmError, chart_value
+from leasehold_testing.kube_time import epoch
 from leasehold_testing.node_cluster import NodeCluster, run
 from leasehold_testing.observer import Observer
-from leasehold_testing.paths import ROOT
 from leasehold_testing.pod_load import PodLoad
 from leasehold_testing.pod_sampler import PodFencedWriter, PodSampler
 from leasehold_testing.terms import check_store
@@ -215,8 +214,7 @@ class Scenarios:
         return self.leader["metadata"]["name"]
 
     def all_ready(self):
-        pods = self.cluster.pods()
-        return len(pods) == self.replicas and all(self.cluster.ready(p) for p in pods)
+        return self.cluster.all_ready(self.replicas)
 
     def delete(self):
         """kubectl delete pod of the leader: released, so another leads sooner than D - P."""
@@ -375,7 +373,7 @@ class Scenarios:
                            restarted, d + 20 + liveness + grace + SLACK, interval=1)
             status = next(c for c in pod["status"]["initContainerStatuses"]
                           if c["name"] == "leasehold")
-            ended = seconds_epoch(status["lastState"]["terminated"]["finishedAt"])
+            ended = epoch(status["lastState"]["terminated"]["finishedAt"])
             check(ended - t0 >= d + 20 - p - 1,  # finishedAt is in whole seconds
                   f"the sidecar was restarted {ended - t0:.0f}s after the cut: /healthz failed "
                   f"before its last renewal was D + 20 s = {d + 20:.0f}s old")
@@ -464,11 +462,6 @@ def memory_cgroup(pid):
     raise Failure(f"process {pid} is in no memory cgroup")
 
 
-def seconds_epoch(text):
-    """A Kubernetes metav1.Time ("2026-12-04T15:06:17Z", whole seconds) as epoch seconds."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
 def proc_kib(pid, field):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -495,19 +488,11 @@ def main():
         t1 = time.monotonic()
         cluster.import_images(*images)
         log(f"images in the node: {', '.join(images)} ({time.monotonic() - t1:.0f}s)")
-        repository, tag = IMAGE.split(":")
         t1 = time.monotonic()
-        cluster.helm("install", RELEASE, ROOT / "charts/leasehold", "--create-namespace",
-                     "--set", f"image.repository=docker.io/library/{repository}",
-                     "--set", f"image.tag={tag}", "--set", "image.pullPolicy=Never",
-                     "--set", f"podLabel={POD_LABEL}", "--set", "leaderService.enabled=true",
-                     "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}",
-                     "--wait", "--timeout", "180s")
-        pods = cluster.pods()
-        replicas = chart_value("example.replicas")
-        check(len(pods) == replicas, f"{len(pods)} pods, the chart asks for {replicas}")
-        for pod in pods:
-            check(cluster.ready(pod), f"{pod['metadata']['name']} not Ready: {pod['status']}")
+        pods = cluster.install_chart(
+            RELEASE, f"docker.io/library/{IMAGE}", "--set", f"podLabel={POD_LABEL}",
+            "--set", "leaderService.enabled=true",
+            "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}")
         log(f"install: helm install --wait: {len(pods)} pods Ready in "
             f"{time.monotonic() - t1:.1f}s")
 

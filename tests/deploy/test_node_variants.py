@@ -38,24 +38,6 @@ RUN_IMAGE = chart_value("runMode.image")
 STEPS = ("manifests", "runmode", "shards")
 
 
-def all_ready(cluster, replicas):
-    pods = cluster.pods()
-    return len(pods) == replicas and all(cluster.ready(p) for p in pods) and pods
-
-
-def helm_install(cluster, release, *sets):
-    repository, tag = NODE_IMAGE_REF.rsplit(":", 1)
-    args = ["install", release, ROOT / "charts/leasehold", "--create-namespace",
-            "--set", f"image.repository={repository}", "--set", f"image.tag={tag}",
-            "--set", "image.pullPolicy=Never", "--wait", "--timeout", "180s"]
-    for s in sets:
-        args += ["--set", s]
-    cluster.helm(*args, timeout=240)
-    replicas = chart_value("example.replicas")
-    return wait_for(f"{replicas} Ready pods", lambda: all_ready(cluster, replicas), 60,
-                    interval=0.5)
-
-
 def manifests(cp, helm):
     ns = "node-manifests"
     cluster = NodeCluster(cp, ns, helm)
@@ -74,7 +56,7 @@ def manifests(cp, helm):
     cluster.kubectl("rollout", "status", "deployment/leasehold", "--timeout=180s", timeout=200)
     replicas = json.loads(cluster.kubectl("get", "deployment", "leasehold", "-o", "json"))[
         "spec"]["replicas"]
-    pods = wait_for(f"{replicas} Ready pods", lambda: all_ready(cluster, replicas), 60,
+    pods = wait_for(f"{replicas} Ready pods", lambda: cluster.all_ready(replicas), 60,
                     interval=0.5)
     leader, answer = wait_for("one leader that every pod and the Lease agree on",
                               lambda: cluster.one_leader("leasehold"), 60, interval=0.5)
@@ -111,7 +93,7 @@ def holder_pod(cluster, lease):
 def runmode(cp, helm):
     ns, release = "node-runmode", "run"
     cluster = NodeCluster(cp, ns, helm)
-    pods = helm_install(cluster, release, "runMode.enabled=true")
+    pods = cluster.install_chart(release, NODE_IMAGE_REF, "--set", "runMode.enabled=true")
 
     def one_runner(but=None):
         names = runners(cluster)
@@ -133,7 +115,7 @@ def runmode(cp, helm):
 def shards(cp, helm):
     ns, release, n = "node-shards", "sharded", 4
     cluster = NodeCluster(cp, ns, helm)
-    pods = helm_install(cluster, release, f"shards={n}")
+    pods = cluster.install_chart(release, NODE_IMAGE_REF, "--set", f"shards={n}")
 
     def balanced():
         owned = {}

@@ -102,7 +102,8 @@ class PodSamplerTest(unittest.TestCase):
             wait_for("an answer", lambda: obs.answers(), 5)
             self.server.kill()
             self.server.wait()
-            time.sleep(0.2)  # refused answers meanwhile, recorded as nothing
+            n = len(obs.samples)
+            wait_for("refused samples after the kill", lambda: len(obs.samples) >= n + 5, 5)
         self.assertEqual(self.exits(obs), [])
         self.assertGreater(obs.terms()[0][1], time.time() + 3600)
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 
 from .checks import Failure, check, wait_for
-from .helm import HelmError
+from .helm import HelmError, chart_value
 from .paths import ROOT
 from .pod_sampler import PodSidecar
 
@@ -68,6 +68,23 @@ class NodeCluster:
         statuses = st.get("containerStatuses", []) + [
             c for c in st.get("initContainerStatuses", []) if c["name"] == SIDECAR]
         return bool(statuses) and all(c.get("ready") for c in statuses)
+
+    def all_ready(self, replicas):
+        """The pods, once there are REPLICAS of them (but those being deleted), all Ready."""
+        pods = self.pods()
+        return len(pods) == replicas and all(self.ready(p) for p in pods) and pods
+
+    def install_chart(self, release, image, *args):
+        """`helm install --wait` of charts/leasehold as RELEASE with IMAGE ("repo/name:tag",
+        already in the node: pullPolicy Never) and helm's ARGS (--set ...); the chart's pods,
+        every one Ready."""
+        repository, tag = image.rsplit(":", 1)
+        self.helm("install", release, ROOT / "charts/leasehold", "--create-namespace",
+                  "--set", f"image.repository={repository}", "--set", f"image.tag={tag}",
+                  "--set", "image.pullPolicy=Never", *args, "--wait", "--timeout", "180s")
+        replicas = chart_value("example.replicas")
+        return wait_for(f"{replicas} Ready pods of {release}",
+                        lambda: self.all_ready(replicas), 60, interval=0.5)
 
     def app_sees(self, pod, container="app"):
         """(/leader's JSON, the status file's JSON) from inside POD's CONTAINER, or None while it
