@@ -50,26 +50,20 @@ Steps (default: delete crash helmtest, the gate's; the others run in the full su
 Then `helm uninstall` removes the pods. The times are printed.
 Needs root, docker and the node's binaries (tests/realkube/build.sh --node)."""
 import json
-import os
-import random
 import re
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from leasehold_testing import chart_suite
 from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
-from leasehold_testing.fenced_store import FencedStore
 from leasehold_testing.helm import Helm, HelmError, chart_value
 from leasehold_testing.kube_time import epoch
-from leasehold_testing.node_cluster import NodeCluster, run
-from leasehold_testing.observer import Observer
+from leasehold_testing.node_cluster import NodeCluster
 from leasehold_testing.pod_load import PodLoad
-from leasehold_testing.pod_sampler import PodFencedWriter, PodSampler
-from leasehold_testing.terms import check_store
+from leasehold_testing.pod_watch import PodWatch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_image import build_image, memory_bytes, parse_duration  # noqa: E402 - one image build
@@ -90,101 +84,9 @@ APP_DRAIN = 2.0
 # accept, and leaves room for the samplers, the writer, the askers and the releases.
 MEMORY_STREAMS = 1000
 MEMORY_LOAD_SECONDS = 20.0
-API_SERVICE_IP = "10.96.0.1"  # the kubernetes Service (tests/realkube/node.sh's Service range)
 APP_COMMAND = ["/bin/sh", "-c", f"trap 'sleep {APP_DRAIN:.0f}; exit 0' TERM; while true; do "
                "wget -qO- http://127.0.0.1:4040/leader || echo 'sidecar not answering'; echo; "
                "sleep 5 & wait $!; done"]
-
-
-class Watch:
-    """The Observer and a fenced writer per pod, from the install to the end. Pods join as the
-    Deployment makes them: a thread looks for new ones every 0.5 s and samples each from the
-    moment its sidecar's container runs (a term that began before its first sample still
-    starts at its acquireTime for the Observer)."""
-
-    def __init__(self, cluster, store_path):
-        self.cluster = cluster
-        self.store = FencedStore(store_path)
-        self.observer = Observer([])
-        self.sidecars = {}  # pod name -> PodSidecar
-        self.writers = []
-        self.rng = random.Random(24)
-        self.stop_event = threading.Event()
-        self.finder = threading.Thread(target=self._find, daemon=True)
-        self.error = None
-
-    def __enter__(self):
-        self.observer.__enter__()
-        self.add_running()
-        self.finder.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop_event.set()
-        self.finder.join()
-        for w in self.writers:
-            w.stop()
-        for w in self.writers:
-            w.join()
-        self.observer.__exit__(*exc)
-        for s in self.sidecars.values():
-            s.close()
-
-    def _find(self):
-        while not self.stop_event.wait(0.5):
-            try:
-                self.add_running()
-            except Failure as e:  # a pod gone between the listing and the runtime's answer
-                self.error = e
-
-    def add_running(self):
-        """Samples every pod whose sidecar's container runs and is not sampled yet."""
-        for pod in self.cluster.pods():
-            name = pod["metadata"]["name"]
-            if name in self.sidecars:
-                continue
-            try:
-                sidecar = self.cluster.pod_sidecar(pod)
-            except Failure:
-                continue  # not running yet
-            self.sidecars[name] = sidecar
-            self.observer.add(sidecar, sampler=PodSampler)
-            w = PodFencedWriter(sidecar, self.store, random.Random(self.rng.random()))
-            w.start()
-            self.writers.append(w)
-
-    def first_true(self, since, above):
-        """(seconds from SINCE to the arrival of the first answer leader=true with a token
-        above ABOVE, that answer), or None."""
-        with self.observer.lock:
-            found = [(t1, st) for t0, t1, _, st in self.observer.samples
-                     if t0 >= since and st and st.get("leader") and st["fencingToken"] > above]
-        if not found:
-            return None
-        t1, st = min(found, key=lambda x: x[0])
-        return t1 - since, st
-
-    def leadership(self, since, until):
-        """(terms that began in [SINCE, UNTIL], seconds of it that no claim covered)."""
-        with self.observer.lock:
-            terms = self.observer.terms()
-        began = [t for t in terms if since <= t[0] <= until]
-        covered, edge = 0.0, since
-        for start, end, _, _ in sorted(terms):
-            start, end = max(start, edge), min(end, until)
-            if end > start:
-                covered += end - start
-                edge = end
-        return began, (until - since) - covered
-
-    def check(self):
-        terms = self.observer.check_safety()
-        rows = self.store.rows()
-        failures = check_store(rows, [])
-        check(not failures, "the fenced store: " + "; ".join(failures))
-        accepted = sum(1 for r in rows if r[5])
-        check(accepted > 0, "no fenced write was accepted: the writers never saw a leader")
-        return terms, accepted, len(rows) - accepted
 
 
 def restarts(pod):
@@ -343,19 +245,9 @@ class Scenarios:
         liveness = spec["livenessProbe"]["periodSeconds"] * spec["livenessProbe"][
             "failureThreshold"]
         readiness = spec["readinessProbe"]["periodSeconds"]
-        # Both ways: with only its own packets dropped, the answers of a watch opened before the
-        # cut still arrive (the API server retransmits what goes unacknowledged), and the
-        # sidecar learns that another pod took the Lease: it then holds nothing, rightly healthy.
-        rules = [["OUTPUT", "-p", "tcp", "-d", API_SERVICE_IP, "--dport", "443", "-j", "DROP"],
-                 ["INPUT", "-p", "tcp", "-s", API_SERVICE_IP, "--sport", "443", "-j", "DROP"]]
-        # The pod's namespace through the fd the samplers hold: it outlives the sidecar's process,
-        # which the kubelet replaces.
-        netns = f"--net=/proc/{os.getpid()}/fd/{self.watch.sidecars[name].netns}"
         self.watch.sidecars[name].killed.add(self.answer["identity"])  # restarted, not released
         t0 = time.time()
-        for rule in rules:
-            run(["nsenter", netns, "iptables", "-I", *rule])
-        try:
+        with self.cluster.cut_from_api_server([self.watch.sidecars[name]]):
             took, first = wait_for("another pod to lead after the leader lost the API server",
                                    lambda: self.watch.first_true(t0, self.answer["fencingToken"]),
                                    d + p + SLACK, interval=0.1)
@@ -385,9 +277,6 @@ class Scenarios:
             check(restarts(pod) == before + 1 and not self.cluster.ready(pod),
                   f"{name} after {liveness + readiness}s more without the API server: restarts "
                   f"{restarts(pod)} (expected {before + 1}), Ready {self.cluster.ready(pod)}")
-        finally:
-            for rule in rules:
-                run(["nsenter", netns, "iptables", "-D", *rule])
         t1 = time.time()
         wait_for(f"{name} Ready again once it reaches the API server",
                  lambda: self.cluster.ready(self.cluster.pod(name)), readiness * 2 + SLACK + 30,
@@ -496,7 +385,7 @@ def main():
         log(f"install: helm install --wait: {len(pods)} pods Ready in "
             f"{time.monotonic() - t1:.1f}s")
 
-        with Watch(cluster, Path(tmp) / "fence.db") as watch:
+        with PodWatch(cluster, Path(tmp) / "fence.db") as watch:
             scenarios = Scenarios(cluster, watch)
             name = scenarios.settle("after the install")
             log(f"install: {name} leads ({scenarios.answer['holder']}, token "

@@ -2,7 +2,9 @@
 tests see it: kubectl and helm there, the pods, what an app container of a pod sees (/leader
 on 127.0.0.1:4040 and the status file, through `kubectl exec`), and the node's runtime (ctr)
 for what only the runtime can do: a process's network namespace, a SIGKILL."""
+import contextlib
 import json
+import os
 import subprocess
 
 from .checks import Failure, check, wait_for
@@ -13,6 +15,7 @@ from .pod_sampler import PodSidecar
 NODE_IMAGES = ROOT / "tests/realkube/node_images.sh"
 STATUS_FILE = "/var/run/leasehold/status.json"
 SIDECAR = "leasehold"  # the chart's and the manifests' container name
+API_SERVICE_IP = "10.96.0.1"  # the kubernetes Service (tests/realkube/node.sh's Service range)
 
 
 def run(argv, timeout=180):
@@ -121,8 +124,36 @@ class NodeCluster:
 
     def pod_sidecar(self, pod):
         """A PodSidecar of POD for the Observer: its network namespace taken from its sidecar's
-        process."""
-        return PodSidecar(pod["metadata"]["name"], f"/proc/{self.sidecar_pid(pod)}/ns/net")
+        process, or from its app container's in a pod without leasehold (client-go's elector
+        inside the app answers /leader there: test_node_migration.py)."""
+        names = [c["name"] for c in pod["spec"].get("initContainers", []) +
+                 pod["spec"]["containers"]]
+        container = SIDECAR if SIDECAR in names else "app"
+        pid = self.task_pid(self.container_id(pod, container))
+        return PodSidecar(pod["metadata"]["name"], f"/proc/{pid}/ns/net")
+
+    @contextlib.contextmanager
+    def cut_from_api_server(self, sidecars):
+        """The pods of SIDECARS (PodSidecars) cut from the API server while inside: iptables
+        DROPs to and from the kubernetes Service's port 443 in each pod's network namespace
+        (the kubelet's probes and the samplers on 127.0.0.1 still reach them). Both ways: with
+        only its own packets dropped, the answers of a watch opened before the cut still arrive
+        (the API server retransmits what goes unacknowledged)."""
+        rules = [["OUTPUT", "-p", "tcp", "-d", API_SERVICE_IP, "--dport", "443", "-j", "DROP"],
+                 ["INPUT", "-p", "tcp", "-s", API_SERVICE_IP, "--sport", "443", "-j", "DROP"]]
+        # Each namespace through the fd its PodSidecar holds: it outlives the process it was
+        # taken from, which the kubelet may replace meanwhile.
+        netns = [f"--net=/proc/{os.getpid()}/fd/{s.netns}" for s in sidecars]
+        done = []
+        try:
+            for ns in netns:
+                for rule in rules:
+                    run(["nsenter", ns, "iptables", "-I", *rule])
+                    done.append((ns, rule))
+            yield
+        finally:
+            for ns, rule in done:
+                run(["nsenter", ns, "iptables", "-D", *rule])
 
     def kill(self, pod, container=SIDECAR, signal="SIGKILL"):
         """SIGNAL to CONTAINER's process of POD through the runtime, as a crash would come: the

@@ -26,7 +26,8 @@ class Observer:
 
     A claim is an answer leader=true with validUntil V to a request sent at t0 and answered at
     t1: the sidecar asserts leadership over [t0, V] (wall clock; all processes share this
-    machine's clock). Two claims by different incarnations must never overlap: we check the
+    machine's clock); an answer without validUntil (client-go's elector in the migration test)
+    claims [t0, t0]. Two claims by different incarnations must never overlap: we check the
     claimed intervals, not only coincident samples, so a gap between samples cannot hide a
     double claim.
     """
@@ -105,7 +106,9 @@ class Observer:
             term = current.get(name)
             if st and st.get("leader"):
                 token = st["fencingToken"]
-                vu = epoch(st["validUntil"])
+                # An answer without validUntil (client-go's elector, bench/clientgo) promises
+                # nothing past the moment it was computed: its claim reaches its send time.
+                vu = epoch(st["validUntil"]) if st.get("validUntil") else t0
                 if term and term[3] == token:
                     term[1] = max(term[1], vu)
                     term[4] = t0
