@@ -7,19 +7,32 @@
 #include <cerrno>
 #include <cstring>
 
+#include "supervise/ChildReaper.h"
+#include "supervise/PosixProcessLauncher.h"
+#include "supervise/Watchdog.h"
+
 namespace leasehold::app {
+
+// One ChildReaper and one watchdog for every shard, and each shard's PosixProcessLauncher on
+// them (declared in that order: the launchers go first, the reaper last).
+struct ShardRunMode::Processes {
+  supervise::ChildReaper reaper;
+  std::unique_ptr<supervise::Watchdog> watchdog;
+  std::vector<std::unique_ptr<supervise::PosixProcessLauncher>> launchers;
+
+  Processes(boost::asio::io_context& io, std::unique_ptr<supervise::Watchdog> w)
+      : reaper(io), watchdog(std::move(w)) {}
+};
 
 struct ShardRunMode::Shard {
   log::Logger logger;  // the Supervisor keeps a reference
-  supervise::PosixProcessLauncher launcher;
   supervise::Supervisor supervisor;
   std::function<void()> releaseReady;
   std::function<void()> shutdownReady;
 
-  Shard(time::Clock& clock, supervise::ChildReaper& reaper, supervise::Watchdog& watchdog,
+  Shard(time::Clock& clock, supervise::ProcessLauncher& launcher,
         supervise::SupervisorConfig config, supervise::SupervisorHooks hooks, log::Logger l)
       : logger(std::move(l)),
-        launcher(clock, reaper, watchdog, config.killGrace),
         supervisor(clock, launcher, std::move(config), std::move(hooks), logger) {}
 };
 
@@ -32,16 +45,31 @@ std::variant<std::unique_ptr<ShardRunMode>, std::string> ShardRunMode::start(
   }
   auto started = supervise::Watchdog::start(executable);
   if (!started.watchdog) return started.problem;
-  return std::unique_ptr<ShardRunMode>(new ShardRunMode(io, clock, std::move(base), leaseNamespace,
-                                                        group, shards, logger,
-                                                        std::move(started.watchdog)));
+  auto processes = std::make_unique<Processes>(io, std::move(started.watchdog));
+  std::vector<supervise::ProcessLauncher*> launchers;
+  for (std::size_t i = 0; i < shards; i++) {
+    processes->launchers.push_back(std::make_unique<supervise::PosixProcessLauncher>(
+        clock, processes->reaper, *processes->watchdog, base.killGrace));
+    launchers.push_back(processes->launchers.back().get());
+  }
+  return std::unique_ptr<ShardRunMode>(new ShardRunMode(
+      io, clock, std::move(base), leaseNamespace, group, launchers, logger, std::move(processes)));
 }
 
 ShardRunMode::ShardRunMode(boost::asio::io_context& io, time::Clock& clock,
                            supervise::SupervisorConfig base, const std::string& leaseNamespace,
-                           const std::string& group, std::size_t shards, const log::Logger& logger,
-                           std::unique_ptr<supervise::Watchdog> watchdog)
-    : io_(io), logger_(logger), reaper_(io), watchdog_(std::move(watchdog)) {
+                           const std::string& group,
+                           const std::vector<supervise::ProcessLauncher*>& launchers,
+                           const log::Logger& logger)
+    : ShardRunMode(io, clock, std::move(base), leaseNamespace, group, launchers, logger, nullptr) {}
+
+ShardRunMode::ShardRunMode(boost::asio::io_context& io, time::Clock& clock,
+                           supervise::SupervisorConfig base, const std::string& leaseNamespace,
+                           const std::string& group,
+                           const std::vector<supervise::ProcessLauncher*>& launchers,
+                           const log::Logger& logger, std::unique_ptr<Processes> processes)
+    : io_(io), logger_(logger), processes_(std::move(processes)) {
+  const std::size_t shards = launchers.size();
   shards_.reserve(shards);
   for (std::size_t i = 0; i < shards; i++) {
     supervise::SupervisorConfig c = base;
@@ -56,21 +84,22 @@ ShardRunMode::ShardRunMode(boost::asio::io_context& io, time::Clock& clock,
                                        });
                                      },
                                      [this, i](int code) { finished(i, code); }};
-    shards_.push_back(std::make_unique<Shard>(clock, reaper_, *watchdog_, std::move(c),
-                                              std::move(hooks),
+    shards_.push_back(std::make_unique<Shard>(clock, *launchers[i], std::move(c), std::move(hooks),
                                               logger_.with({{"shard", std::to_string(i)}})));
   }
+  if (!processes_) return;
   // Without the watchdog a paused supervisor could not stop its commands: end run mode.
-  reaper_.watch(watchdog_->pid(),
-                {nullptr, [this](supervise::ExitStatus s) {
-                   for (auto& shard : shards_)
-                     shard->supervisor.abort("the watchdog exited (" + s.describe() + ")");
-                 }});
-  reaper_.reapNow();
+  processes_->reaper.watch(
+      processes_->watchdog->pid(),
+      {nullptr, [this](supervise::ExitStatus s) {
+         for (auto& shard : shards_)
+           shard->supervisor.abort("the watchdog exited (" + s.describe() + ")");
+       }});
+  processes_->reaper.reapNow();
 }
 
 ShardRunMode::~ShardRunMode() {
-  reaper_.unwatch(watchdog_->pid());
+  if (processes_) processes_->reaper.unwatch(processes_->watchdog->pid());
 }
 
 void ShardRunMode::post(std::function<void()> f) {

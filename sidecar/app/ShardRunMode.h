@@ -27,10 +27,8 @@
 
 #include "app/Sidecar.h"
 #include "log/Logger.h"
-#include "supervise/ChildReaper.h"
-#include "supervise/PosixProcessLauncher.h"
+#include "supervise/ProcessLauncher.h"
 #include "supervise/Supervisor.h"
-#include "supervise/Watchdog.h"
 #include "time/Clock.h"
 
 namespace leasehold::app {
@@ -39,10 +37,18 @@ class ShardRunMode {
  public:
   // base: run mode's settings (command, identity, grace, drain, restart, exit-on-loss); lease
   // and the shard's environment are filled in per shard from `leaseNamespace`/`group`-i.
+  // Makes this process a child subreaper and starts the watchdog (`executable __watchdog`);
+  // the problem when it cannot.
   static std::variant<std::unique_ptr<ShardRunMode>, std::string> start(
       boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig base,
       const std::string& leaseNamespace, const std::string& group, std::size_t shards,
       const log::Logger& logger, const std::string& executable = "/proc/self/exe");
+  // The same rules without real processes (the unit tests' way in): shard i's command goes
+  // through launchers[i] (each outlives this object); no reaper, no watchdog.
+  ShardRunMode(boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig base,
+               const std::string& leaseNamespace, const std::string& group,
+               const std::vector<supervise::ProcessLauncher*>& launchers,
+               const log::Logger& logger);
   ~ShardRunMode();
   ShardRunMode(const ShardRunMode&) = delete;
   ShardRunMode& operator=(const ShardRunMode&) = delete;
@@ -60,17 +66,19 @@ class ShardRunMode {
   std::size_t commandsRunning() const;
 
  private:
+  struct Processes;
   struct Shard;
   ShardRunMode(boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig base,
-               const std::string& leaseNamespace, const std::string& group, std::size_t shards,
-               const log::Logger& logger, std::unique_ptr<supervise::Watchdog> watchdog);
+               const std::string& leaseNamespace, const std::string& group,
+               const std::vector<supervise::ProcessLauncher*>& launchers, const log::Logger& logger,
+               std::unique_ptr<Processes> processes);
   void post(std::function<void()> f);
   void finished(std::size_t shard, int code);
 
   boost::asio::io_context& io_;
   const log::Logger& logger_;
-  supervise::ChildReaper reaper_;
-  std::unique_ptr<supervise::Watchdog> watchdog_;
+  // The real process side (null in unit tests); destroyed after the Supervisors that use it.
+  std::unique_ptr<Processes> processes_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::function<void()> shutdownRequest_;
   bool shutdownRequested_ = false;
