@@ -89,12 +89,10 @@ ShardRunMode::ShardRunMode(boost::asio::io_context& io, time::Clock& clock,
   }
   if (!processes_) return;
   // Without the watchdog a paused supervisor could not stop its commands: end run mode.
-  processes_->reaper.watch(
-      processes_->watchdog->pid(),
-      {nullptr, [this](supervise::ExitStatus s) {
-         for (auto& shard : shards_)
-           shard->supervisor.abort("the watchdog exited (" + s.describe() + ")");
-       }});
+  processes_->reaper.watch(processes_->watchdog->pid(),
+                           {nullptr, [this](supervise::ExitStatus s) {
+                              watchdogExited("the watchdog exited (" + s.describe() + ")");
+                            }});
   processes_->reaper.reapNow();
 }
 
@@ -122,24 +120,49 @@ CommandPort ShardRunMode::port(std::size_t i) {
       },
       [this, s](std::function<void()> ready) {
         s->shutdownReady = std::move(ready);
+        beginShutdown(SIGTERM);
+        // Not shutdown() again: that is the second signal's SIGKILL. finished() runs `ready`
+        // if the Supervisor is not done yet.
         if (s->supervisor.finished()) {
           post([s] {
             if (auto r = std::move(s->shutdownReady)) r();
           });
-          return;
         }
-        s->supervisor.shutdown(signal_ != 0 ? signal_ : SIGTERM);
       },
   };
 }
 
+void ShardRunMode::beginShutdown(int signo) {
+  if (shuttingDown_) return;
+  shuttingDown_ = true;
+  // At once, not when each shard's Sidecar shuts down: see the header. Idle Supervisors finish
+  // inside this loop (finished() runs, and asks for nothing more).
+  for (auto& s : shards_)
+    s->supervisor.shutdown(signo != 0 ? signo : SIGTERM);
+}
+
 void ShardRunMode::finished(std::size_t i, int code) {
   if (exitCode_ == 0) exitCode_ = code;
-  post([this, i] {
+  // Done on its own, not by the way out: that begins now, here, and not in a posted handler,
+  // so that no other shard starts a command meanwhile.
+  const bool onItsOwn = !shuttingDown_;
+  beginShutdown(SIGTERM);
+  post([this, i, onItsOwn] {
     if (auto ready = std::move(shards_[i]->shutdownReady)) return ready();
-    // Done on its own: the whole process goes (Kubernetes restarts the container), once.
-    if (shutdownRequested_) return;
-    shutdownRequested_ = true;
+    // The whole process goes (Kubernetes restarts the container).
+    if (onItsOwn && shutdownRequest_) shutdownRequest_();
+  });
+}
+
+void ShardRunMode::watchdogExited(const std::string& why) {
+  // Killed, not drained: every Supervisor hears the abort before a shutdown could reach it (the
+  // first one to finish would otherwise begin the way out: a SIGTERM just before the SIGKILL).
+  const bool first = !shuttingDown_;
+  shuttingDown_ = true;
+  for (auto& shard : shards_)
+    shard->supervisor.abort(why);
+  if (!first) return;
+  post([this] {
     if (shutdownRequest_) shutdownRequest_();
   });
 }
