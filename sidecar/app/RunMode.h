@@ -14,10 +14,8 @@
 
 #include "app/Sidecar.h"
 #include "log/Logger.h"
-#include "supervise/ChildReaper.h"
-#include "supervise/PosixProcessLauncher.h"
+#include "supervise/ProcessLauncher.h"
 #include "supervise/Supervisor.h"
-#include "supervise/Watchdog.h"
 #include "time/Clock.h"
 
 namespace leasehold::app {
@@ -29,6 +27,10 @@ class RunMode {
   static std::variant<std::unique_ptr<RunMode>, std::string> start(
       boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig config,
       const log::Logger& logger, const std::string& executable = "/proc/self/exe");
+  // The same rules without real processes (the unit tests' way in): the command goes through
+  // `launcher` (which outlives this object); no reaper, no watchdog.
+  RunMode(boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig config,
+          supervise::ProcessLauncher& launcher, const log::Logger& logger);
   ~RunMode();
   RunMode(const RunMode&) = delete;
   RunMode& operator=(const RunMode&) = delete;
@@ -47,16 +49,17 @@ class RunMode {
   int exitCode() const { return exitCode_; }
 
  private:
+  struct Processes;
   RunMode(boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig config,
-          const log::Logger& logger, std::unique_ptr<supervise::Watchdog> watchdog);
+          supervise::ProcessLauncher& launcher, const log::Logger& logger,
+          std::unique_ptr<Processes> processes);
   void post(std::function<void()> f);
   void finished(int code);
 
   boost::asio::io_context& io_;
   const log::Logger& logger_;
-  supervise::ChildReaper reaper_;
-  std::unique_ptr<supervise::Watchdog> watchdog_;
-  supervise::PosixProcessLauncher launcher_;
+  // The real process side (null in unit tests); destroyed after the Supervisor that uses it.
+  std::unique_ptr<Processes> processes_;
   supervise::Supervisor supervisor_;
   std::function<void()> shutdownRequest_;
   std::function<void()> releaseReady_;
