@@ -93,22 +93,34 @@ CommandPort RunMode::port() {
       },
       [this](std::function<void()> ready) {
         shutdownReady_ = std::move(ready);
+        beginShutdown(SIGTERM);
+        // Not shutdown() again: that is the second signal's SIGKILL. finished() runs `ready`
+        // if the Supervisor is not done yet.
         if (supervisor_.finished()) {
           post([this] {
             if (auto r = std::move(shutdownReady_)) r();
           });
-          return;
         }
-        supervisor_.shutdown(signal_ != 0 ? signal_ : SIGTERM);
       },
   };
 }
 
+void RunMode::beginShutdown(int signo) {
+  if (shuttingDown_) return;
+  shuttingDown_ = true;
+  // An idle Supervisor finishes inside this call (finished() runs, and asks for nothing).
+  supervisor_.shutdown(signo != 0 ? signo : SIGTERM);
+}
+
 void RunMode::finished(int code) {
   exitCode_ = code;
-  post([this] {
+  // Done on its own, not by the way out: the caller's shutdown sequence runs. Not when the way
+  // out caused it: that sequence is running already.
+  const bool onItsOwn = !shuttingDown_;
+  shuttingDown_ = true;
+  post([this, onItsOwn] {
     if (auto ready = std::move(shutdownReady_)) return ready();
-    if (shutdownRequest_) shutdownRequest_();
+    if (onItsOwn && shutdownRequest_) shutdownRequest_();
   });
 }
 

@@ -1,15 +1,17 @@
-// Run mode's way out (app::ShardRunMode for leasehold run --shards N) on FakeClock with a
-// FakeCommandLauncher per command, which fails the test on any call it does not expect. The
-// first signal (noteSignal, what ProcessSignals does before the shutdown sequence) or a command
-// ending on its own stops every command at once, while the shutdown sequence first deletes the
-// membership Lease and only then shuts each shard's Sidecar down (its CommandPort's
-// stopForShutdown, "stop" below): a shard led in between starts nothing, a running command
-// gets the signal once, and its port's shutdown is ready once its group is gone.
+// Run mode's way out (app::ShardRunMode for leasehold run --shards N, app::RunMode for one
+// Lease) on FakeClock with a FakeCommandLauncher per command, which fails the test on any call
+// it does not expect. The first signal (noteSignal, what ProcessSignals does before the shutdown
+// sequence) or a command ending on its own stops every command at once. The sequence reaches
+// each Sidecar's shutdown (its CommandPort's stopForShutdown, "stop" below) only after an API
+// round trip (shards: deleting the membership Lease; one Lease with --coordinated: deleting the
+// LeaseCandidate): a command led in between starts nothing, a running command gets the signal
+// once, and its port's shutdown is ready once its group is gone.
 //
 // Each case is a script as in SupervisorTest: at time t something happens, and exactly these
 // calls come. "0: ..." is command 0's launcher (and its port's ready callbacks); anything else is
 // the run mode's own (the shutdown it asks for, the second signal's answer). --kill-grace 3s (the
 // reap allowance is 100 ms), --drain-timeout 25s, --restart never.
+#include "app/RunMode.h"
 #include "app/ShardRunMode.h"
 
 #include <fcntl.h>
@@ -92,6 +94,11 @@ class RunModeScript : public ::testing::TestWithParam<Case> {
     mode_.owner = std::move(m);
   }
 
+  // One Lease: command 0.
+  void makeSingle() {
+    auto m = std::make_shared<RunMode>(io_, clock_, config_, *launchers(1).front(), logger_);
+    adopt(m, {m->port()});
+  }
   // Two shards: ns/work-0 and ns/work-1.
   void makeShards() {
     auto m =
@@ -261,6 +268,52 @@ const Case kShardCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Scripts, ShardRunModeTest, ::testing::ValuesIn(kShardCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class RunModeTest : public RunModeScript {};
+
+TEST_P(RunModeTest, CallsExactlyThis) {
+  makeSingle();
+  run(GetParam().steps);
+  EXPECT_EQ(mode_.exitCode(), GetParam().exitCode);
+}
+
+// One Lease (leasehold run): with --coordinated the shutdown sequence deletes this replica's
+// LeaseCandidate first, an API round trip before Sidecar::shutdown, in which the controller may
+// still name this replica and the Elector acquire.
+const Case kSingleCases[] = {
+    {"ALeadAfterTheSignalStartsNoCommand",
+     {{"0s", "signal TERM", {}},
+      {"1s", "lead 0 7 10s", {}},
+      {"2s", "renew 0 12s", {}},
+      {"3s", "stop 0", {"0: @3s shutdown-ready"}}}},
+    {"ARunningCommandGetsTheSignalOnceAndItsShutdownWaitsForItsGroup",
+     {{"0s", "lead 0 7 10s", {"0: @0s start token=7 killBy=9.9s"}},
+      {"1s", "signal TERM", {"0: @1s signal TERM"}},
+      {"2s", "renew 0 12s", {"0: @2s guard 11.9s"}},
+      {"3s", "stop 0", {}},
+      {"4s", "exit 0 0", {"0: @4s shutdown-ready"}},
+      {"60s", "", {}}}},
+    {"ASecondSignalKillsTheCommand",
+     {{"0s", "lead 0 7 10s", {"0: @0s start token=7 killBy=9.9s"}},
+      {"1s", "signal INT", {"0: @1s signal INT"}},
+      {"1s", "stop 0", {}},
+      {"2s", "second", {"0: @2s signal KILL", "@2s second signal: commands to kill"}},
+      {"2s", "killed 0 9", {"0: @2s shutdown-ready"}},
+      {"3s", "second", {"@3s second signal: none"}}},
+     137},
+    // --restart never: the command's end asks for the shutdown, once; a signal meanwhile adds
+    // nothing.
+    {"TheCommandEndingOnItsOwnAsksForTheShutdownOnce",
+     {{"0s", "lead 0 7 10s", {"0: @0s start token=7 killBy=9.9s"}},
+      {"1s", "exit 0 3", {"@1s request-shutdown"}},
+      {"2s", "signal TERM", {}},
+      {"2s", "lead 0 7 12s", {}},
+      {"3s", "stop 0", {"0: @3s shutdown-ready"}}},
+     3},
+};
+
+INSTANTIATE_TEST_SUITE_P(Scripts, RunModeTest, ::testing::ValuesIn(kSingleCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
