@@ -21,7 +21,9 @@
 //
 // Run mode (config.commands): each shard's Sidecar has its command port; a dropped shard's
 // command is stopped (SIGTERM, SIGKILL at --kill-grace) after --shard-drain, and the release
-// waits for its group to be gone. Shutdown drains every command first (Sidecar::shutdown).
+// waits for its group to be gone. On the way out every command is draining already
+// (app::ShardRunMode stops them all at the first signal, before shutdown() is called); each
+// shard's release waits for its command's group to be gone (Sidecar::shutdown).
 //
 // Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
 // counting this member), then every shard is released (Sidecar::shutdown), then done.

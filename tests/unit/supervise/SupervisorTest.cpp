@@ -14,13 +14,12 @@
 #include <sstream>
 
 #include "FakeClock.h"
-#include "FakeProcessLauncher.h"
+#include "FakeCommandLauncher.h"
 
 namespace leasehold::supervise {
 namespace {
 
 using namespace std::chrono_literals;
-using time::Duration;
 
 struct Step {
   const char* at;      // "9.95s": advance the clock to this time, firing timers on the way
@@ -39,11 +38,7 @@ void PrintTo(const Case& c, std::ostream* os) {
   *os << c.name;
 }
 
-Duration parseSeconds(const std::string& text) {
-  EXPECT_EQ(text.back(), 's') << text;
-  return std::chrono::round<std::chrono::microseconds>(
-      std::chrono::duration<double>(std::stod(text.substr(0, text.size() - 1))));
-}
+constexpr auto parseSeconds = FakeCommandLauncher::parseSeconds;
 
 class SupervisorTest : public ::testing::Test {
  protected:
@@ -118,7 +113,7 @@ class SupervisorTest : public ::testing::Test {
 
   time::FakeClock clock_;
   time::MonoTime origin_;
-  FakeProcessLauncher launcher_;
+  FakeCommandLauncher launcher_;
   int devNull_;
   log::Logger logger_;
   std::unique_ptr<Supervisor> supervisor_;

@@ -1,12 +1,12 @@
-#include "FakeProcessLauncher.h"
+#include "FakeCommandLauncher.h"
 
 #include <cstdio>
 
 namespace leasehold::supervise {
 
-FakeProcessLauncher::~FakeProcessLauncher() = default;
+FakeCommandLauncher::~FakeCommandLauncher() = default;
 
-std::string FakeProcessLauncher::seconds(time::Duration d) {
+std::string FakeCommandLauncher::seconds(time::Duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   char buf[32];
   if (ms % 1000 == 0) {
@@ -21,17 +21,23 @@ std::string FakeProcessLauncher::seconds(time::Duration d) {
   return buf;
 }
 
-void FakeProcessLauncher::expect(std::vector<std::string> calls) {
+time::Duration FakeCommandLauncher::parseSeconds(const std::string& text) {
+  EXPECT_EQ(text.back(), 's') << text;
+  return std::chrono::round<std::chrono::microseconds>(
+      std::chrono::duration<double>(std::stod(text.substr(0, text.size() - 1))));
+}
+
+void FakeCommandLauncher::expect(std::vector<std::string> calls) {
   expected_.assign(calls.begin(), calls.end());
 }
 
-void FakeProcessLauncher::verifyAllCame(const std::string& where) {
+void FakeCommandLauncher::verifyAllCame(const std::string& where) {
   for (const auto& missing : expected_)
     ADD_FAILURE() << where << ": expected call did not come: " << missing;
   expected_.clear();
 }
 
-void FakeProcessLauncher::call(const std::string& what) {
+void FakeCommandLauncher::call(const std::string& what) {
   const std::string stamped = "@" + at(clock_.now()) + " " + what;
   if (expected_.empty()) {
     ADD_FAILURE() << "unexpected call: " << stamped;
@@ -43,7 +49,7 @@ void FakeProcessLauncher::call(const std::string& what) {
   expected_.pop_front();
 }
 
-LaunchResult FakeProcessLauncher::start(const std::vector<std::string>& argv,
+LaunchResult FakeCommandLauncher::start(const std::vector<std::string>& argv,
                                         const Environment& extraEnv, time::MonoTime killBy,
                                         ExitHandler onExit) {
   std::string token = "?";
@@ -62,17 +68,17 @@ LaunchResult FakeProcessLauncher::start(const std::vector<std::string>& argv,
   return {nextPid_++, ""};
 }
 
-void FakeProcessLauncher::guardUntil(time::MonoTime killBy) {
+void FakeCommandLauncher::guardUntil(time::MonoTime killBy) {
   EXPECT_TRUE(onExit_) << "guardUntil() with no group";
   call("guard " + at(killBy));
 }
 
-void FakeProcessLauncher::signalGroup(int signo) {
+void FakeCommandLauncher::signalGroup(int signo) {
   EXPECT_TRUE(onExit_) << "signalGroup() with no group";
   call("signal " + signalName(signo));
 }
 
-void FakeProcessLauncher::groupExits(ExitStatus status) {
+void FakeCommandLauncher::groupExits(ExitStatus status) {
   ASSERT_TRUE(onExit_) << "no group to exit";
   std::exchange(onExit_, nullptr)(status);
 }

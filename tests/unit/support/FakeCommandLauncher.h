@@ -1,8 +1,10 @@
 #pragma once
-// A ProcessLauncher that runs nothing and fails the test on any call it was not told to
-// expect, in that order. Calls are rendered as text stamped with the fake clock's time since
-// the test began ("@9.9s signal KILL"); the Supervisor's hooks go through the same check
-// (call()), so the order across ports is checked too.
+// A supervise::ProcessLauncher (the Supervisor's window on the command's processes) that runs
+// nothing and fails the test on any call it was not told to expect, in that order. Calls are
+// rendered as text stamped with the fake clock's time since the test began ("@9.9s signal
+// KILL"); the Supervisor's hooks go through the same check (call()), so the order across ports
+// is checked too. Shared by the Supervisor's tests and run mode's (app::ShardRunMode);
+// cluster::FakeProcessLauncher is the exec plugins' fake, another port.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -14,11 +16,11 @@
 
 namespace leasehold::supervise {
 
-class FakeProcessLauncher : public ProcessLauncher {
+class FakeCommandLauncher : public ProcessLauncher {
  public:
-  FakeProcessLauncher(time::FakeClock& clock, time::MonoTime origin)
+  FakeCommandLauncher(time::FakeClock& clock, time::MonoTime origin)
       : clock_(clock), origin_(origin) {}
-  ~FakeProcessLauncher() override;
+  ~FakeCommandLauncher() override;
 
   // The calls that must come next, in order.
   void expect(std::vector<std::string> calls);
@@ -37,6 +39,8 @@ class FakeProcessLauncher : public ProcessLauncher {
 
   // Time since the origin, as "9.9s" / "0s" / "120s".
   static std::string seconds(time::Duration d);
+  // The other way: "9.95s" is 9.95 s (a script's times).
+  static time::Duration parseSeconds(const std::string& text);
   std::string at(time::MonoTime t) const { return seconds(t - origin_); }
 
   LaunchResult start(const std::vector<std::string>& argv, const Environment& extraEnv,
