@@ -12,6 +12,7 @@ from pathlib import Path
 
 from scale_report import scale_goals, scale_markdown
 from settings import BASELINE_LABEL, GOALS
+from node import node_markdown
 from shards import shards_goals, shards_markdown
 
 
@@ -176,7 +177,8 @@ def render(doc):
     label = BASELINE_LABEL[baseline].format(version=meta.get("clientgo", {}).get("client_go"))
     table = goals_and_table(results, baseline, label)[1]
     info = meta.get("server_info", {})
-    where = (f"real kube-apiserver {info.get('kube_apiserver')} + {info.get('etcd')} "
+    where = (info["kind"] if "kind" in info else
+             f"real kube-apiserver {info.get('kube_apiserver')} + {info.get('etcd')} "
              "(tests/realkube; counts from its audit log)" if meta.get("server") == "real"
              else "the test API server (counts from its per-client counters)")
     header = (f"# leasehold bench, {meta['date']} ({meta['profile']})\n\n"
@@ -186,13 +188,16 @@ def render(doc):
               f"{' '.join(meta['machine']['loadavg_end'] or [])} at end; nice {meta['nice']}; "
               f"{meta['seconds']} s.\n"
               f"Server: {where}. Baseline: {label}, same server, same run.\n"
-              "Scaled figures (D=2s R=1.5s P=0.3s): failover and handover; the rest at "
-              "15s/10s/2s.\n\n")
+              + ("" if set(results) == {"node"} else
+                 "Scaled figures (D=2s R=1.5s P=0.3s): failover and handover; the rest at "
+                 "15s/10s/2s.\n") + "\n")
     text = header + table + "\n"
     if "scale" in results:
         text += "\n" + scale_markdown(results["scale"]) + "\n"
     if "shards" in results:
         text += "\n" + shards_markdown(results["shards"]) + "\n"
+    if "node" in results:
+        text += "\n" + node_markdown(results["node"]) + "\n"
     early = results.get("failover", {}).get("client-go", {}).get("before_expiry")
     if early:
         text += (f"\nclient-go took over before the lease could expire in {early} of "

@@ -39,7 +39,8 @@ GOALS = {
 SECTIONS = ("load", "failover", "handover", "request", "http", "startup")
 # Only when named (--only scale): hundreds of sidecars on the real API server, minutes long.
 # Only when named (--only shards): issue 15's goals (shards.py).
-EXTRA_SECTIONS = ("scale", "shards")
+# Only when named, alone (--only node): a single-node cluster with a real kubelet (node.py).
+EXTRA_SECTIONS = ("scale", "shards", "node")
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 # scale: replicas on one Lease, Lease counts x per_lease replicas, the window of each point and

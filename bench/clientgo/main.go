@@ -176,7 +176,10 @@ func main() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /leader", func(w http.ResponseWriter, _ *http.Request) {
 		le := current.Load()
-		st := status{Leader: leading.Load() && le.IsLeader(), Identity: *identity,
+		// After SIGTERM the work's context (OnStartedLeading's, a child of ctx) is cancelled at
+		// once, while client-go still holds the Lease until its release below: the app leads no
+		// more from the signal on.
+		st := status{Leader: leading.Load() && le.IsLeader() && ctx.Err() == nil, Identity: *identity,
 			Holder: le.GetLeader(), Namespace: *ns, Lease: *name}
 		if r, ok := lock.record(); ok {
 			st.FencingToken = r.LeaderTransitions

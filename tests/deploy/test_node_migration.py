@@ -14,9 +14,10 @@ The rolling update (maxSurge 1, maxUnavailable 0) is paused once its first lease
 exists, and two takeovers across the two kinds happen on expiry, not on release, which is where
 the timings decide safety:
   client-go leads  every client-go pod is cut from the API server (iptables in its network
-                   namespace): the client-go leader stops leading once its renewals fail for R
-                   after its last one and P; the leasehold pod takes over once the Lease
-                   could expire (no sooner than D - P after the cut);
+                   namespace): the client-go leader stops leading once its renewals have failed
+                   for R (from P after its last one) and its release attempt (ReleaseOnCancel)
+                   has timed out; the leasehold pod takes over once the Lease could expire (no
+                   sooner than D - P after the cut);
   leasehold leads  the leasehold pod is cut: it stops claiming R after its last renewal; a
                    client-go pod takes over on its own clock, which may have started up to a
                    second before that renewal (client-go compares records at whole-second
@@ -29,8 +30,9 @@ Throughout, the samplers of the other node tests run in every pod's network name
 pod). A client-go answer carries no validUntil: its claim reaches the send of each request it
 answered leader=true. Tokens go up by exactly 1 per holder change across both kinds (both
 write leaseTransitions + 1 on a new holder). The timings, D=5s R=2s P=500ms, keep
-docs/migration.md's rule for a mixed rollout, D >= R + P + 1 s, with 1.5 s to spare; P under a
-second is the case where client-go's whole-second comparison matters.
+docs/migration.md's rule for a mixed rollout, D > P + R + T (T, client-go's request timeout, is
+1 s here) with 1.5 s to spare and D >= R + 1 s; P under a second is the case where client-go's
+whole-second comparison matters.
 Needs root, docker, Go (bench/clientgo/build.sh) and the node's binaries
 (tests/realkube/build.sh --node)."""
 import argparse
@@ -57,7 +59,9 @@ NAMESPACE = "node-migration"
 DEPLOYMENT = "my-controller"
 LEASE = "leasehold"  # manifests/rbac.yaml's resourceNames
 REPLICAS = 3
-D, R, P = 5, 2, 0.5  # seconds; docs/migration.md: a mixed rollout needs D >= R + P + 1 s
+# Seconds. docs/migration.md: a mixed rollout needs D > P + R + T (T: client-go's request
+# timeout, max(1 s, R/2) = 1 s here) and D >= R + 1 s.
+D, R, P = 5, 2, 0.5
 SLACK = 5.0  # as test_node_chart.py: a loaded 2-core machine's part of a bound
 # Long enough for the test to pause the rollout after the first new pod appears and before the
 # Deployment controller takes an old pod away.
@@ -209,8 +213,9 @@ def main():
             cg = [p["metadata"]["name"] for p in m.pods_of("client-go")]
             log(f"mixed: rollout paused with {', '.join(cg)} (client-go) and {lh} (leasehold)")
 
-            # client-go's leader: renewals fail for R after its last one and P; the Lease
-            # expires D after it for the leasehold follower.
+            # client-go's leader: its renewals fail for R from P after its last one, then
+            # its release attempt times out (T); the Lease expires D after that last renewal
+            # for the leasehold follower.
             m.takeover("every client-go pod lost the API server", cg, "client-go",
                        "leasehold", D - P, D + P + SLACK)
             # leasehold's leader: stops claiming R after its last renewal; client-go followers

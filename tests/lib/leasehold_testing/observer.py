@@ -95,7 +95,7 @@ class Observer:
 
         start: the term's acquireTime (written by the holder when it sent the acquisition: its
         claim cannot begin earlier) or the first request that got leader=true, whichever is
-        earlier. end: the largest validUntil it answered, unless it later answered leader=false
+        earlier; for an answer without validUntil (client-go), the first request. end: the largest validUntil it answered, unless it later answered leader=false
         or exited cleanly (a release): then the send time of its last request answered
         leader=true (the class's comment says why not its arrival). A killed process claims
         nothing once dead.
@@ -113,7 +113,11 @@ class Observer:
                     term[1] = max(term[1], vu)
                     term[4] = t0
                     continue
-                start = min(t0, epoch(st["acquireTime"])) if st.get("acquireTime") else t0
+                # acquireTime bounds the start only where the holder stamps it as it sends the
+                # acquisition (leasehold). client-go (answers without validUntil) stamps it
+                # before it reads the record it replaces: it can precede the release it follows.
+                start = (min(t0, epoch(st["acquireTime"]))
+                         if st.get("acquireTime") and st.get("validUntil") else t0)
                 term = [start, vu, name, token, t0]
                 current[name] = term
                 terms.append(term)

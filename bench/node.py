@@ -1,0 +1,204 @@
+"""bench/run --only node: issue 24's figures on a single-node cluster with a real kubelet
+(tests/realkube/start.sh up DIR --node; tests/realkube/build.sh --node builds it), leasehold's
+chart beside a client-go elector in the app container, each as 3 replicas at the chart's
+default timings (15s/10s/2s):
+
+  leasehold  helm install of charts/leasehold with the Dockerfile's runtime stage holding the
+             sidecar under test (tests/deploy/test_image.build_image, as the node tests), the
+             chart's example app (it exits at SIGTERM);
+  client-go  a Deployment of bench/clientgo (LeaseLock, ReleaseOnCancel) in debian:bookworm-slim,
+             as the app container (leasehold_testing.clientgo_app), under manifests/rbac.yaml.
+
+For each, REPS times (10; --quick 3; --smoke 1):
+  delete   `kubectl delete pod` of the leader's pod -> the first leader=true answer of another
+           pod (arrival), then back to 3 Ready pods and a leader;
+  crash    SIGKILL of the electing process (leasehold's sidecar; client-go's app) through the
+           node's containerd -> the same; also minus D (the Lease expires D after the last
+           renewal, which came at most P before the kill);
+and ROLLOUTS times (3; --quick and --smoke 1) `kubectl rollout restart` until the rollout is
+done and a leader settled: the new terms and the seconds no pod claimed.
+Every pod's /leader is sampled from inside its network namespace (leasehold_testing.pod_watch,
+no fenced writers: this measures); the Observer's overlap check runs at the end of each
+contender and a failure fails the bench. Writes results["node"]."""
+import json
+import sys
+import time
+
+from leasehold_testing import Failure, log, wait_for
+from leasehold_testing.clientgo_app import build_clientgo_image, clientgo_pod, deployment
+from leasehold_testing.control_plane import ControlPlane
+from leasehold_testing.helm import Helm, chart_value
+from leasehold_testing.node_cluster import NodeCluster
+from leasehold_testing.paths import ROOT
+from leasehold_testing.pod_watch import PodWatch
+from settings import loadavg, summary
+
+IMAGE = "leasehold:node"
+D, R, P = 15.0, 10.0, 2.0  # the chart's defaults (checked against values.yaml below)
+REPLICAS = 3
+PROFILE = {"full": dict(reps=10, rollouts=3), "quick": dict(reps=3, rollouts=1),
+           "smoke": dict(reps=1, rollouts=1)}
+
+
+class Contender:
+    """One kind of Deployment in its namespace: how it is installed, its Lease, and the
+    container whose process elects."""
+
+    def __init__(self, label, cluster, lease, deployment_name, elector):
+        self.label, self.cluster, self.lease = label, cluster, lease
+        self.deployment, self.elector = deployment_name, elector
+
+    def holder(self):
+        out = self.cluster.kubectl("get", "lease", self.lease, "-o", "json", ok=False)
+        return json.loads(out)["spec"].get("holderIdentity") if out else None
+
+    def settled(self, watch):
+        """(PodSidecar, answer) once 3 pods are Ready and the Lease's holder says leader=true."""
+        if not self.cluster.all_ready(REPLICAS):
+            return None
+        return watch.leader(self.holder())
+
+
+def measure(contender, watch, prof):
+    cluster, out = contender.cluster, {"delete": [], "crash": [], "rollout": []}
+
+    def settle(what):
+        return wait_for(f"{contender.label}: 3 Ready pods and a leader {what}",
+                        lambda: contender.settled(watch), 240, interval=0.2)
+
+    def takeover(what, rep, act):
+        """ACT(sidecar, answer) of the settled leader returns what to do to it; the seconds from
+        doing it to another pod's first leader=true."""
+        sidecar, answer = settle(f"before a {what}")
+        do = act(sidecar, answer)
+        t0 = time.time()
+        do()
+        took, _ = wait_for(f"{contender.label}: a new leader after the {what}",
+                           lambda: watch.first_true(t0, answer["fencingToken"],
+                                                    but=answer["identity"]),
+                           D + 2.2 * P + 30, interval=0.01)
+        log(f"node {contender.label}: {what} {rep + 1}/{prof['reps']}: {took:.3f} s")
+        return took
+
+    def delete(sidecar, _answer):
+        return lambda: cluster.kubectl("delete", "pod", sidecar.name, "--wait=false")
+
+    def crash(sidecar, answer):
+        sidecar.killed.add(answer["identity"])  # its claim lasts until its validUntil
+        pod = cluster.pod(sidecar.name)
+        return lambda: cluster.kill(pod, contender.elector)
+
+    out["delete"] = [takeover("delete", rep, delete) for rep in range(prof["reps"])]
+    out["crash"] = [takeover("crash", rep, crash) for rep in range(prof["reps"])]
+    for rep in range(prof["rollouts"]):
+        settle("before a rollout")
+        t0 = time.time()
+        cluster.kubectl("rollout", "restart", f"deployment/{contender.deployment}")
+        cluster.kubectl("rollout", "status", f"deployment/{contender.deployment}",
+                        "--timeout=600s", timeout=620)
+        settle("after the rollout")
+        began, leaderless = watch.leadership(t0, time.time())
+        out["rollout"].append({"terms": len(began), "leaderless_s": leaderless,
+                               "seconds": time.time() - t0})
+        log(f"node {contender.label}: rollout {rep + 1}/{prof['rollouts']}: {len(began)} new "
+            f"terms, {leaderless:.2f} s with no leader")
+    terms, _, _ = watch.check()
+    return {"delete_s": summary(out["delete"]), "crash_s": summary(out["crash"]),
+            "crash_minus_D_s": summary([t - D for t in out["crash"]]),
+            "rollout": out["rollout"],
+            "rollout_terms": summary([r["terms"] for r in out["rollout"]]),
+            "rollout_leaderless_s": summary([r["leaderless_s"] for r in out["rollout"]]),
+            "terms": len(terms), "raw": out}
+
+
+class NodeServer:
+    """bench/run's server for --only node: the section brings up its own cluster."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @staticmethod
+    def describe():
+        return {"kind": "single-node cluster (tests/realkube/start.sh up DIR --node)"}
+
+    @staticmethod
+    def forbidden():
+        return []
+
+    @staticmethod
+    def envs():
+        return []
+
+
+def run_node(sidecar_binary, profile, results):
+    prof = PROFILE[profile]
+    timings = {k: chart_value(f"timings.{k}") for k in ("leaseDuration", "renewDeadline",
+                                                         "retryPeriod")}
+    if timings != {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"} or \
+            chart_value("example.replicas") != REPLICAS:
+        raise Failure(f"the chart's defaults changed ({timings}, example.replicas "
+                      f"{chart_value('example.replicas')}): bench/node.py measures 15s/10s/2s "
+                      "with 3 replicas")
+    sys.path.insert(0, str(ROOT / "tests/deploy"))
+    from test_image import build_image  # the deploy tests' one image build
+    build_image(IMAGE, sidecar_binary)
+    build_clientgo_image()
+    res = results["node"] = {"timings": "15s/10s/2s", "replicas": REPLICAS, **prof,
+                             "loadavg_start": loadavg()}
+    t0 = time.monotonic()
+    with ControlPlane(node=True) as cp:
+        res["cluster_up_s"] = round(time.monotonic() - t0, 1)
+        lh = NodeCluster(cp, "bench-leasehold", Helm(None, cp.admin_kubeconfig))
+        lh.import_images(IMAGE, chart_value("example.app.image"),
+                         "leasehold-clientgo:node")
+        contender = Contender("leasehold", lh, "demo", "demo", "leasehold")
+        lh.install_chart("demo", f"docker.io/library/{IMAGE}")
+        with PodWatch(lh) as watch:
+            res["leasehold"] = measure(contender, watch, prof)
+        lh.helm("uninstall", "demo", "--wait", "--timeout", "120s")
+
+        ns = "bench-clientgo"
+        cg = NodeCluster(cp, ns)
+        cp.kubectl("create", "namespace", ns)
+        cp.kubectl("apply", "-f", "-", input=(ROOT / "manifests/rbac.yaml").read_text().replace(
+            "namespace: default", f"namespace: {ns}"))
+        cg.kubectl("apply", "-f", "-", input=json.dumps(deployment(
+            "clientgo", ns, clientgo_pod("leasehold", D, R, P), REPLICAS)))
+        with PodWatch(cg) as watch:
+            res["client-go"] = measure(Contender("client-go", cg, "leasehold", "clientgo", "app"),
+                                       watch, prof)
+    res["loadavg_end"] = loadavg()
+
+
+def node_markdown(N):
+    from report import fmt_ms  # here: report imports this module
+    L, C = N["leasehold"], N["client-go"]
+
+    def pair(key, scale=1000, unit=" ms", digits=0):
+        return [f"{x[key]['p50'] * scale:.{digits}f} / {x[key]['p99'] * scale:.{digits}f}{unit}"
+                for x in (L, C)]
+
+    def rollouts(x):
+        return (f"{', '.join(str(r['terms']) for r in x['rollout'])} new terms; "
+                f"{', '.join(fmt_ms(r['leaderless_s']) for r in x['rollout'])} leaderless")
+    rows = [
+        (f"kubectl delete pod of the leader -> another pod's /leader true, p50 / p99 "
+         f"({N['reps']} each)", *pair("delete_s")),
+        ("SIGKILL of the electing process -> another pod's /leader true, p50 / p99",
+         *pair("crash_s", 1, " s", 2)),
+        ("the same minus D (the Lease expires D after the last renewal, at most P before the "
+         "kill)", *pair("crash_minus_D_s")),
+        (f"kubectl rollout restart of {N['replicas']} replicas ({N['rollouts']} each): "
+         "leadership changes, time with no pod claiming", rollouts(L), rollouts(C)),
+    ]
+    md = [f"## On a real node (issue 24): {N['replicas']} pods on a single-node cluster, "
+          f"{N['timings']}, cluster up in {N['cluster_up_s']:.0f} s", "",
+          "| measure | leasehold (chart, native sidecar) | client-go (elector in the app) |",
+          "|---|---|---|"]
+    md += ["| " + " | ".join(r) + " |" for r in rows]
+    md += ["", f"Samplers in every pod's network namespace: {L['terms']} leasehold terms and "
+           f"{C['terms']} client-go terms, no two claims overlapping in either."]
+    return "\n".join(md)
