@@ -192,10 +192,10 @@ stage base-images - base_images_wait
 ctest_stage release-unit release -L '^(unit|apiserver)$'
 # Real processes: integration scenarios, the real kube-apiserver, deploy, short chaos runs.
 # Not the node's tests: they wait for the node's build (below).
-ctest_stage release-processes release -LE '^(unit|apiserver|full|node)$'
+ctest_stage release-processes release -LE '^(unit|unit-binary|apiserver|full|node)$'
 
 stage asan-build - background_wait asan-build
-ctest_stage asan-unit asan -L '^unit$'
+ctest_stage asan-unit asan -L '^unit-binary$'
 # Not the shard-group scenarios (integration.shards.*, integration.runshards.*) in the gate:
 # under ASan one of them alone keeps both cores busy (4-5 replicas renewing 16 Leases every
 # 0.3 s) and their fixed bounds fail on timing, not on memory; the release stage runs them, and

@@ -15,8 +15,6 @@ using election::StoreResult;
 using election::StoreStatus;
 using ::testing::ElementsAre;
 
-const std::string kListPath = std::string(kCollection) + "?fieldSelector=metadata.name%3Dl";
-
 class ForwardingObserver : public election::LeaseObserver {
  public:
   void onLeaseObserved(const std::optional<election::LeaseRecord>& r) override {
@@ -40,7 +38,7 @@ class LastSeenLeaseStoreTest : public LeaseStoreFixture {
   // The store watching for `observer`: the LIST found resourceVersion 10 held by "a", and the
   // watch stream is asked for (the test opens it).
   std::shared_ptr<FakeApiClient::Stream> watching(election::LeaseObserver& observer) {
-    api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
+    api.expect("GET", kLeaseListPath).respond(200, leaseListBody("12", "a", "10"));
     auto s = api.expect("GET", kCollection).query(::testing::HasSubstr("watch=true")).stream();
     store->watch(&observer);
     clock.runDue();
@@ -83,7 +81,7 @@ TEST_P(LastSeenTableTest, RemembersTheLastRecordAnswered) {
 }
 
 const std::string kNotFound = statusBody(404, "NotFound", "leases \"l\" not found");
-const std::string kConflict = statusBody(409, "Conflict", "the object has been modified");
+const std::string kShortConflict = statusBody(409, "Conflict", "the object has been modified");
 
 INSTANTIATE_TEST_SUITE_P(
     Table, LastSeenTableTest,
@@ -97,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // A failed write tells nothing new about the Lease: keep what was seen.
                       LastSeenCase{"failures_keep_the_last_record",
                                    {{"get", 200, leaseBody("a", "5"), StoreStatus::kOk, "5"},
-                                    {"update", 409, kConflict, StoreStatus::kConflict, "5"},
+                                    {"update", 409, kShortConflict, StoreStatus::kConflict, "5"},
                                     {"update", 503, "unavailable", StoreStatus::kTransient, "5"},
                                     {"update", 200, "{", StoreStatus::kTransient, "5"},
                                     {"update", 403, "forbidden", StoreStatus::kFatal, "5"},

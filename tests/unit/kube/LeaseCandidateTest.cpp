@@ -19,8 +19,9 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kCollection = "/apis/coordination.k8s.io/v1beta1/namespaces/ns/leasecandidates";
-const std::string kObject = kCollection + "/web-0-1a2b3c4d";
+const std::string kCandidateCollection =
+    "/apis/coordination.k8s.io/v1beta1/namespaces/ns/leasecandidates";
+const std::string kCandidateObject = kCandidateCollection + "/web-0-1a2b3c4d";
 const std::string kOldTime = "2026-12-01T10:00:00.000000Z";
 const std::string kLaterTime = "2026-12-01T10:00:05.000000Z";
 
@@ -63,19 +64,20 @@ class LeaseCandidateTest : public ::testing::Test {
   ~LeaseCandidateTest() override { lc.reset(); }
 
   FakeApiClient::Expectation& expectCreate() {
-    return api.expect("POST", kCollection)
+    return api.expect("POST", kCandidateCollection)
         .body(AllOf(HasSubstr(R"("leaseName":"my-app")"), HasSubstr(R"("binaryVersion":"0.9.0")"),
                     HasSubstr(R"("emulationVersion":"0.9.0")"),
                     HasSubstr(R"("strategy":"OldestEmulationVersion")"),
                     HasSubstr(R"("name":"web-0-1a2b3c4d")"), HasSubstr(R"("renewTime":")")));
   }
   FakeApiClient::Expectation& expectRenew(const std::string& rv) {
-    return api.expect("PUT", kObject).body(HasSubstr(R"("resourceVersion":")" + rv + "\""));
+    return api.expect("PUT", kCandidateObject)
+        .body(HasSubstr(R"("resourceVersion":")" + rv + "\""));
   }
   // Started and published (rv 1), its watch open.
   std::shared_ptr<FakeApiClient::Stream> published() {
     expectCreate().respond(201, candidate("1", kOldTime));
-    auto w = api.expect("GET", kCollection).query(watchQuery("1")).stream();
+    auto w = api.expect("GET", kCandidateCollection).query(watchQuery("1")).stream();
     lc->start();
     clock.runDue();
     EXPECT_TRUE(w->opened());
@@ -105,31 +107,31 @@ void PrintTo(const StartCase& c, std::ostream* os) {
 
 const StartCase kStartCases[] = {
     {"CreatedThenWatched",
-     [](auto& t) { t.api.expect("GET", kCollection).query(watchQuery("1")).stream(); }, 201, 0s,
-     ""},
+     [](auto& t) { t.api.expect("GET", kCandidateCollection).query(watchQuery("1")).stream(); },
+     201, 0s, ""},
     {"AlreadyThereIsReadAndRenewed",
      [](auto& t) {
-       t.api.expect("GET", kObject).respond(200, candidate("4", kOldTime));
+       t.api.expect("GET", kCandidateObject).respond(200, candidate("4", kOldTime));
        t.expectRenew("4").respond(200, candidate("5", kLaterTime));
-       t.api.expect("GET", kCollection).query(watchQuery("5")).stream();
+       t.api.expect("GET", kCandidateCollection).query(watchQuery("5")).stream();
      },
      409, 0s, ""},
     {"NotServedSaysWhyAndRetries",
      [](auto& t) {
        t.expectCreate().respond(201, candidate("1", kOldTime));
-       t.api.expect("GET", kCollection).query(watchQuery("1")).stream();
+       t.api.expect("GET", kCandidateCollection).query(watchQuery("1")).stream();
      },
      404, 600ms, "CoordinatedLeaderElection feature gate"},
     {"ServerErrorIsRetriedWithBackoff",
      [](auto& t) {
        t.expectCreate().respond(201, candidate("1", kOldTime));
-       t.api.expect("GET", kCollection).query(watchQuery("1")).stream();
+       t.api.expect("GET", kCandidateCollection).query(watchQuery("1")).stream();
      },
      500, 600ms, "500"},
     {"ForbiddenIsRetriedWithBackoff",
      [](auto& t) {
        t.expectCreate().respond(201, candidate("1", kOldTime));
-       t.api.expect("GET", kCollection).query(watchQuery("1")).stream();
+       t.api.expect("GET", kCandidateCollection).query(watchQuery("1")).stream();
      },
      403, 600ms, "403"},
 };
@@ -216,7 +218,7 @@ TEST_F(LeaseCandidateTest, RenewsEveryFiveMinutesWithoutAPing) {
 TEST_F(LeaseCandidateTest, AConflictingRenewalIsReadAgainAndRetried) {
   auto w = published();
   expectRenew("2").respond(409, statusBody(409, "Conflict", "the object has been modified"));
-  api.expect("GET", kObject).respond(200, candidate("3", kOldTime, kLaterTime));
+  api.expect("GET", kCandidateObject).respond(200, candidate("3", kOldTime, kLaterTime));
   expectRenew("3").respond(200, candidate("4", kLaterTime, kLaterTime));
   w->send(event("MODIFIED", candidate("2", kOldTime, kLaterTime)));
   clock.runDue();
@@ -245,9 +247,9 @@ TEST_F(LeaseCandidateTest, ABrokenWatchReadsTheCandidateThenWatchesAgain) {
   clock.advance(400ms);
   EXPECT_EQ(api.requests().size(), 2u);  // backoff first
   // A ping landed while the watch was down: the read sees it and answers it.
-  api.expect("GET", kObject).respond(200, candidate("5", kOldTime, kLaterTime));
+  api.expect("GET", kCandidateObject).respond(200, candidate("5", kOldTime, kLaterTime));
   expectRenew("5").respond(200, candidate("6", kLaterTime, kLaterTime));
-  auto again = api.expect("GET", kCollection).query(watchQuery("6")).stream();
+  auto again = api.expect("GET", kCandidateCollection).query(watchQuery("6")).stream();
   clock.advance(100ms);
   EXPECT_EQ(api.unmet(), 0u);
   EXPECT_TRUE(again->opened());
@@ -257,7 +259,7 @@ TEST_F(LeaseCandidateTest, ABrokenWatchReadsTheCandidateThenWatchesAgain) {
 TEST_F(LeaseCandidateTest, ACleanWatchEndResumesFromTheLastResourceVersion) {
   auto w = published();
   w->send(event("BOOKMARK", R"({"kind":"LeaseCandidate","metadata":{"resourceVersion":"8"}})"));
-  auto again = api.expect("GET", kCollection).query(watchQuery("8")).stream();
+  auto again = api.expect("GET", kCandidateCollection).query(watchQuery("8")).stream();
   w->end();
   clock.runDue();
   EXPECT_TRUE(again->opened());
@@ -285,7 +287,7 @@ class LeaseCandidateStop : public LeaseCandidateTest,
 TEST_P(LeaseCandidateStop, Case) {
   const StopCase& c = GetParam();
   auto w = published();
-  api.expect("DELETE", kObject).respond(c.deleteAnswer, "");
+  api.expect("DELETE", kCandidateObject).respond(c.deleteAnswer, "");
   bool done = false;
   lc->stop([&] { done = true; });
   EXPECT_TRUE(w->cancelled());
@@ -308,7 +310,7 @@ TEST_F(LeaseCandidateTest, StopWhileTheCreateIsInFlightDeletesAfterItsAnswer) {
   bool done = false;
   lc->stop([&] { done = true; });
   EXPECT_EQ(api.requests().size(), 1u);  // no DELETE beside the POST
-  api.expect("DELETE", kObject).respond(200, "");
+  api.expect("DELETE", kCandidateObject).respond(200, "");
   create->reply(201, candidate("1", kOldTime));
   clock.runDue();
   EXPECT_TRUE(done);
@@ -364,10 +366,10 @@ class LeaseCandidateTie : public LeaseCandidateTest, public ::testing::WithParam
 TEST_P(LeaseCandidateTie, Case) {
   const TieCase& c = GetParam();
   expectCreate().respond(201, candidate("1", kOldTime));
-  api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, c.firstList);
-  auto w = api.expect("GET", kCollection).query(watchQuery("1")).stream();
+  api.expect("GET", kCandidateCollection).query(::testing::IsEmpty()).respond(200, c.firstList);
+  auto w = api.expect("GET", kCandidateCollection).query(watchQuery("1")).stream();
   if (!c.secondList.empty()) {
-    api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, c.secondList);
+    api.expect("GET", kCandidateCollection).query(::testing::IsEmpty()).respond(200, c.secondList);
   }
   lc->start();
   clock.runDue();
@@ -376,11 +378,11 @@ TEST_P(LeaseCandidateTie, Case) {
   clock.advance(500ms);  // short of the 1 s before a move
   if (c.moves) {
     // Deleted and created again (watch included); the new one is alone in its second.
-    api.expect("DELETE", kObject).respond(200, "");
+    api.expect("DELETE", kCandidateObject).respond(200, "");
     expectCreate().respond(201, candidate("9", kLaterTime));
-    api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, listed({}));
-    api.expect("GET", kCollection).query(watchQuery("9")).stream();
-    api.expect("GET", kCollection).query(::testing::IsEmpty()).respond(200, listed({}));
+    api.expect("GET", kCandidateCollection).query(::testing::IsEmpty()).respond(200, listed({}));
+    api.expect("GET", kCandidateCollection).query(watchQuery("9")).stream();
+    api.expect("GET", kCandidateCollection).query(::testing::IsEmpty()).respond(200, listed({}));
     clock.advance(3s);
     EXPECT_TRUE(w->cancelled());
     ASSERT_EQ(problems.size(), 1u);

@@ -13,6 +13,9 @@ inline constexpr const char* kNs = "ns";
 inline constexpr const char* kLeaseName = "l";
 inline constexpr const char* kCollection = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
 inline constexpr const char* kObject = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l";
+// The list of the one Lease (its field selector), as LeaseWatch and LastSeenLeaseStore ask it.
+inline const std::string kLeaseListPath =
+    std::string(kCollection) + "?fieldSelector=metadata.name%3Dl";
 
 // A Lease object with fields the sidecar does not own (a label, an annotation, a future spec
 // field, managedFields), which every write must carry over.

@@ -23,8 +23,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Log = std::vector<std::string>;
 
-const std::string kListPath = std::string(kCollection) + "?fieldSelector=metadata.name%3Dl";
-
 std::string watchPath(const std::string& rv, int timeoutSeconds = 300) {
   return std::string(kCollection) +
          "?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dl&resourceVersion=" + rv +
@@ -64,7 +62,7 @@ class LeaseWatchTest : public ::testing::Test {
 
   // LIST (lease "a" at resourceVersion 10, list at 12), then the WATCH from 12, not yet opened.
   std::shared_ptr<FakeApiClient::Stream> startWatching() {
-    api.expect("GET", kListPath).verb("list").respond(200, leaseListBody("12", "a", "10"));
+    api.expect("GET", kLeaseListPath).verb("list").respond(200, leaseListBody("12", "a", "10"));
     auto s = api.expect("GET", watchPath("12")).verb("watch").stream();
     client->watch(&observer);
     clock.runDue();
@@ -104,7 +102,7 @@ TEST_F(LeaseWatchTest, ListsThenWatchesFromTheListsResourceVersion) {
 }
 
 TEST_F(LeaseWatchTest, AnEmptyListMeansNoLease) {
-  api.expect("GET", kListPath).respond(200, leaseListBody("5", "", ""));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("5", "", ""));
   auto s = api.expect("GET", watchPath("5")).stream();
   client->watch(&observer);
   clock.runDue();
@@ -145,7 +143,7 @@ TEST_P(LeaseWatchEndingTest, ResumesRelistsOrPollsAsTheEndingDemands) {
   auto s = startWatching();
   std::shared_ptr<FakeApiClient::Stream> next;
   if (c.relist) {
-    api.expect("GET", kListPath).respond(200, leaseListBody("30", "c", "29"));
+    api.expect("GET", kLeaseListPath).respond(200, leaseListBody("30", "c", "29"));
     next = api.expect("GET", watchPath("30")).stream();
   } else {
     next = api.expect("GET", watchPath(c.nextRv)).stream();
@@ -322,7 +320,7 @@ TEST_F(LeaseWatchTest, A410EventDoesNotCountAsAFailure) {
   auto s = startWatching();
   s->open();
   s->send(watchEvent("MODIFIED", "b", "13"));
-  api.expect("GET", kListPath).respond(200, leaseListBody("30", "c", "29"));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("30", "c", "29"));
   auto afterRelist = api.expect("GET", watchPath("30")).stream();
   s->send(errorEvent(410, "Expired", "too old resource version: 13 (40)"));
   clock.runDue();
@@ -335,18 +333,18 @@ TEST_F(LeaseWatchTest, A410EventDoesNotCountAsAFailure) {
 }
 
 TEST_F(LeaseWatchTest, ListFailuresBackOffDoublingUpToThirtySeconds) {
-  api.expect("GET", kListPath).respond(503, "unavailable");
+  api.expect("GET", kLeaseListPath).respond(503, "unavailable");
   client->watch(&observer);
   clock.runDue();
   const std::vector<time::Duration> delays = {500ms, 1s, 2s, 4s, 8s, 16s, 30s, 30s};
   for (const auto delay : delays) {
     SCOPED_TRACE(delay.count());
-    api.expect("GET", kListPath).respond(503, "unavailable");
+    api.expect("GET", kLeaseListPath).respond(503, "unavailable");
     advanceExactly(delay);
     EXPECT_EQ(api.unmet(), 0u);
   }
   // Once it works, a failure starts from the short backoff again.
-  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("12", "a", "10"));
   auto s = api.expect("GET", watchPath("12")).stream();
   clock.advance(30s);
   ASSERT_TRUE(s->opened());
@@ -365,22 +363,22 @@ TEST_F(LeaseWatchTest, ListFailuresBackOffDoublingUpToThirtySeconds) {
 // A Role that stays missing costs one LIST a minute at most, once the refusals have gone on
 // for two minutes; an accepted watch starts the count again.
 TEST_F(LeaseWatchTest, RefusalsAreRetriedAfterASecondThenLessOftenUpToAMinute) {
-  api.expect("GET", kListPath).respond(403, kForbidden);
+  api.expect("GET", kLeaseListPath).respond(403, kForbidden);
   client->watch(&observer);
   clock.runDue();
   EXPECT_THAT(observer.log, ElementsAre("unhealthy"));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_THAT(problems[0], HasSubstr("list: 403 Forbidden"));
   for (const time::Duration wait : {1s, 2s, 4s, 8s, 16s, 32s, 60s, 60s}) {
-    api.expect("GET", kListPath).respond(403, kForbidden);
+    api.expect("GET", kLeaseListPath).respond(403, kForbidden);
     advanceExactly(wait);
   }
   // RBAC fixed: the list passes, but the watch is still refused once (a cache behind).
-  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("12", "a", "10"));
   auto refusedWatch = api.expect("GET", watchPath("12")).stream();
   advanceExactly(60s);
   refusedWatch->status(403, kForbidden);
-  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("12", "a", "10"));
   auto s = api.expect("GET", watchPath("12")).stream();
   advanceExactly(60s);
   s->open();
@@ -389,7 +387,7 @@ TEST_F(LeaseWatchTest, RefusalsAreRetriedAfterASecondThenLessOftenUpToAMinute) {
   auto resumed = api.expect("GET", watchPath("13")).stream();
   s->end();
   resumed->status(403, kForbidden);
-  api.expect("GET", kListPath).respond(200, leaseListBody("14", "b", "13"));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("14", "b", "13"));
   auto again = api.expect("GET", watchPath("14")).stream();
   advanceExactly(1s);
   EXPECT_TRUE(again->opened());
@@ -431,7 +429,7 @@ TEST_F(LeaseWatchTest, StoppingTheWatchCancelsTheStreamAndRetries) {
 TEST_F(LeaseWatchTest, LinesAfterGivingUpOnAStreamAreIgnored) {
   auto s = startWatching();
   s->open();
-  api.expect("GET", kListPath).respond(200, leaseListBody("30", "c", "29"));
+  api.expect("GET", kLeaseListPath).respond(200, leaseListBody("30", "c", "29"));
   auto next = api.expect("GET", watchPath("30")).stream();
   // Two lines in one chunk: after the first (410) the watch gives up on this stream; the second
   // must not be delivered as if it were current.

@@ -19,9 +19,9 @@ using ::testing::ElementsAre;
 using Log = std::vector<std::string>;
 
 const std::string kSelector = "labelSelector=leasehold.io%2Fgroup%3Dwork";
-const std::string kListPath = std::string(kCollection) + "?" + kSelector;
+const std::string kGroupListPath = std::string(kCollection) + "?" + kSelector;
 
-std::string watchPath(const std::string& rv) {
+std::string groupWatchPath(const std::string& rv) {
   return std::string(kCollection) + "?allowWatchBookmarks=true&" + kSelector +
          "&resourceVersion=" + rv + "&timeoutSeconds=300&watch=true";
 }
@@ -58,7 +58,7 @@ class ListWatchLoopTest : public ::testing::Test {
 };
 
 TEST_F(ListWatchLoopTest, SendsTheSelectorAndNamesTheSubject) {
-  api.expect("GET", kListPath).verb("list").respond(403, statusBody(403, "Forbidden", "no"));
+  api.expect("GET", kGroupListPath).verb("list").respond(403, statusBody(403, "Forbidden", "no"));
   loop->start();
   clock.runDue();
   EXPECT_THAT(log, ElementsAre("unhealthy"));
@@ -66,8 +66,8 @@ TEST_F(ListWatchLoopTest, SendsTheSelectorAndNamesTheSubject) {
   EXPECT_EQ(problems[0].rfind("group watch unavailable, polling instead: list: ", 0), 0u)
       << problems[0];
   // Denied: the next LIST waits a second (LeaseWatchTest has the doubling to a minute).
-  api.expect("GET", kListPath).verb("list").respond(200, leaseListBody("12", "a", "10"));
-  auto s = api.expect("GET", watchPath("12")).verb("watch").stream();
+  api.expect("GET", kGroupListPath).verb("list").respond(200, leaseListBody("12", "a", "10"));
+  auto s = api.expect("GET", groupWatchPath("12")).verb("watch").stream();
   clock.advance(999ms);
   EXPECT_FALSE(s->opened());
   clock.advance(1ms);
@@ -79,8 +79,8 @@ TEST_F(ListWatchLoopTest, SendsTheSelectorAndNamesTheSubject) {
 }
 
 TEST_F(ListWatchLoopTest, StopEndsTheWatchAndTheRetryUntilStartedAgain) {
-  api.expect("GET", kListPath).respond(200, leaseListBody("12", "a", "10"));
-  auto s = api.expect("GET", watchPath("12")).stream();
+  api.expect("GET", kGroupListPath).respond(200, leaseListBody("12", "a", "10"));
+  auto s = api.expect("GET", groupWatchPath("12")).stream();
   loop->start();
   clock.runDue();
   s->open();
@@ -88,7 +88,7 @@ TEST_F(ListWatchLoopTest, StopEndsTheWatchAndTheRetryUntilStartedAgain) {
   EXPECT_TRUE(s->cancelled());
 
   // Stopped while a retry waits: the retry is not sent.
-  api.expect("GET", kListPath).respond(500, statusBody(500, "InternalError", "etcd"));
+  api.expect("GET", kGroupListPath).respond(500, statusBody(500, "InternalError", "etcd"));
   loop->start();
   clock.runDue();
   const std::size_t sent = api.requests().size();
@@ -97,8 +97,8 @@ TEST_F(ListWatchLoopTest, StopEndsTheWatchAndTheRetryUntilStartedAgain) {
   EXPECT_EQ(api.requests().size(), sent);
   EXPECT_THAT(log, ElementsAre("listed 12", "healthy", "unhealthy"));
 
-  api.expect("GET", kListPath).respond(200, leaseListBody("30", "a", "10"));
-  auto next = api.expect("GET", watchPath("30")).stream();
+  api.expect("GET", kGroupListPath).respond(200, leaseListBody("30", "a", "10"));
+  auto next = api.expect("GET", groupWatchPath("30")).stream();
   loop->start();
   clock.runDue();
   EXPECT_TRUE(next->opened());

@@ -20,7 +20,7 @@ using net::test::fetch;
 using net::test::get;
 using net::test::runUntil;
 
-class StatusServerTest : public testing::Test {
+class StatusServerTest : public ::testing::Test {
  protected:
   StatusServerTest() {
     net::HttpServer::Options options;

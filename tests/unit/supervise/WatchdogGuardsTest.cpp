@@ -12,14 +12,14 @@
 namespace leasehold::supervise {
 namespace {
 
-struct Step {
+struct GuardStep {
   WatchdogOrder order;
   std::int64_t nextKillAt;  // after the order
 };
 
-struct Case {
+struct GuardCase {
   const char* name;
-  std::vector<Step> steps;
+  std::vector<GuardStep> steps;
   std::int64_t dueAt;              // then takeDue(dueAt)
   std::vector<std::int64_t> due;   // sorted
   std::vector<std::int64_t> rest;  // what takeAll finds afterwards, sorted
@@ -31,7 +31,7 @@ std::vector<std::int64_t> sorted(const std::int64_t* groups, std::size_t n) {
   return v;
 }
 
-class WatchdogGuardsTableTest : public ::testing::TestWithParam<Case> {};
+class WatchdogGuardsTableTest : public ::testing::TestWithParam<GuardCase> {};
 
 TEST_P(WatchdogGuardsTableTest, KillsEachGroupAtItsOwnInstant) {
   const auto& c = GetParam();
@@ -48,7 +48,7 @@ TEST_P(WatchdogGuardsTableTest, KillsEachGroupAtItsOwnInstant) {
   EXPECT_EQ(guards.nextKillAt(), 0);
 }
 
-const Case kCases[] = {
+const GuardCase kGuardCases[] = {
     {"NothingGuarded", {}, 1000, {}, {}},
     {"OneGroupDueAtItsInstant", {{{100, 50}, 50}}, 50, {100}, {}},
     {"OneGroupNotYetDue", {{{100, 50}, 50}}, 49, {}, {100}},
@@ -81,7 +81,7 @@ const Case kCases[] = {
      {}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Orders, WatchdogGuardsTableTest, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Orders, WatchdogGuardsTableTest, ::testing::ValuesIn(kGuardCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(WatchdogGuardsTest, TheSupervisorGoneTakesEveryGroup) {
