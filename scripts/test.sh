@@ -53,6 +53,14 @@ mkdir -p "$reports"
 stages=$reports/stages.tsv
 : >"$stages"
 export LEASEHOLD_TEST_KEEP=${LEASEHOLD_TEST_KEEP:-$root/build/test-kept}
+# The machine's own stalls, seen by a probe that is not a test (leasehold_testing.machine_stalls):
+# a paused virtual machine stops the product, its control plane and the test alike. A failed
+# scenario names the stalls that overlapped it, a wait gets their time back, and the run ends
+# with the list.
+export LEASEHOLD_STALL_LOG=$reports/stalls.tsv
+python3 tests/lib/leasehold_testing/machine_stalls.py probe --log "$LEASEHOLD_STALL_LOG" \
+  --parent $$ &
+stall_probe=$!
 failed_stages=()
 declare -A background_pid=() # background jobs by name (background, below)
 
@@ -63,9 +71,11 @@ finish() {
   for pid in "${background_pid[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then kill -- -"$pid" 2>/dev/null || true; fi
   done
+  kill "$stall_probe" 2>/dev/null || true
   echo
   echo "test.sh: $([ "$full" = 1 ] && echo "full suite" || echo "gate") took $((SECONDS - start)) s"
   python3 scripts/test-report.py "$stages" || true
+  python3 tests/lib/leasehold_testing/machine_stalls.py summary "$LEASEHOLD_STALL_LOG" || true
   if [ -d "$LEASEHOLD_TEST_KEEP" ] && [ -n "$(ls -A "$LEASEHOLD_TEST_KEEP" 2>/dev/null)" ]; then
     echo "test.sh: failed scenarios' directories kept in $LEASEHOLD_TEST_KEEP:"
     find "$LEASEHOLD_TEST_KEEP" -mindepth 1 -maxdepth 1 -printf '  %f\n'

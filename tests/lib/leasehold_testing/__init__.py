@@ -9,7 +9,7 @@ check, ...`); the rest is imported from its module:
 
   timings          the scaled D, R, P and their flags; LEASEHOLD_TEST_SLOWDOWN stretches them
                    and slack(), the machine's part of a bound
-  checks           log, Failure, check, wait_for, run_steps
+  checks           log, Failure, check, check_took, wait_for, run_steps
   ports            free_port: the one port picker (below the ephemeral range)
   http_calls       http_get, http_request
   kube_time        epoch: a Kubernetes MicroTime as seconds
@@ -44,7 +44,7 @@ check, ...`); the rest is imported from its module:
   paths            ROOT: the repository
 """
 from .audit_log import AuditLog
-from .checks import Failure, check, log, run_steps, wait_for
+from .checks import Failure, check, check_took, log, run_steps, wait_for
 from .control_plane import ControlPlane
 from .env import Env
 from .http_calls import http_get, http_request
@@ -58,5 +58,6 @@ from .tcp_proxy import TcpProxy
 from .timings import TIMINGS, D, P, R
 
 __all__ = ["AuditLog", "ControlPlane", "D", "Env", "Failure", "Observer", "P", "R", "RealEnv",
-           "Sidecar", "TIMINGS", "TcpProxy", "check", "free_port", "http_get", "http_request",
-           "log", "real_options", "run_scenarios", "run_steps", "the_leader", "wait_for", "write_kubeconfig"]
+           "Sidecar", "TIMINGS", "TcpProxy", "check", "check_took", "free_port", "http_get",
+           "http_request", "log", "real_options", "run_scenarios", "run_steps", "the_leader",
+           "wait_for", "write_kubeconfig"]

@@ -6,6 +6,7 @@ import time
 from .checks import Failure, log
 from .control_plane import ControlPlane
 from .env import Env
+from . import machine_stalls
 from .real_env import RealEnv
 
 
@@ -107,7 +108,7 @@ def run_scenarios(scenarios, server_args=None, with_env=True):
                 log(f"SKIP {name}: {why}")
                 continue
             log(f"=== {name}: {doc[0] if doc else ''}")
-            t0 = time.monotonic()
+            t0, began = time.monotonic(), time.time()
             try:
                 if args.real:
                     _run_real(fn, name, args.sidecar, planes)
@@ -119,7 +120,8 @@ def run_scenarios(scenarios, server_args=None, with_env=True):
                     fn((args.sidecar, args.apiserver))
                 log(f"PASS {name} ({time.monotonic() - t0:.1f}s)")
             except Exception as e:  # noqa: BLE001 - report every failure, then exit non-zero
-                log(f"FAIL {name}: {type(e).__name__}: {e}")
+                log(f"FAIL {name}: {type(e).__name__}: {e}"
+                    f"{machine_stalls.describe(began, time.time())}")
                 failed.append(name)
     finally:
         if planes:
