@@ -33,12 +33,20 @@ def skip_reason(fn, real):
     return None
 
 
+# The folder of a control plane that several runs share (tests/realkube/shared_plane.sh, the
+# ctest fixture realkube_shared): set, a run uses it for its plain plane instead of starting one.
+SHARED_PLANE_VARIABLE = "LEASEHOLD_REAL_PLANE"
+
+
 class _Planes:
-    """--real: one control plane per kind (plain, HA) for the whole run, started on first use;
-    each scenario gets a namespace of its own on it."""
+    """--real: one control plane per kind (plain, HA) for the whole run, started on first use,
+    or for the plain kind the shared one in $LEASEHOLD_REAL_PLANE; each scenario gets a
+    namespace of its own on it. A plane that is not ready after a scenario is replaced by one
+    of the run's own (a shared one is left to its owner)."""
 
     def __init__(self):
         self.planes = {}
+        self.shared = os.environ.get(SHARED_PLANE_VARIABLE) or None
 
     def get(self, ha):
         plane = self.planes.get(ha)
@@ -46,8 +54,13 @@ class _Planes:
             log("the control plane is not ready after the last scenario: starting a new one")
             plane.down()
             plane = None
+            if not ha:
+                self.shared = None
         if plane is None:
-            plane = ControlPlane(ha=ha)
+            if not ha and self.shared:
+                plane = ControlPlane(directory=self.shared, reuse=True)
+            else:
+                plane = ControlPlane(ha=ha)
             self.planes[ha] = plane
             plane.up()
         return plane
@@ -69,7 +82,8 @@ def run_scenarios(scenarios, server_args=None, with_env=True):
     Each scenario gets a fresh Env (test API server with `server_args[name]`, or the function's
     `server_args` attribute), or, with with_env=False, the pair (sidecar, apiserver). With
     --real it gets a RealEnv instead: a namespace of its own on the real kube-apiserver and
-    etcd (tests/realkube/start.sh, one control plane for the run), the chart's Role for each
+    etcd (tests/realkube/start.sh, one control plane for the run, or the shared one in
+    $LEASEHOLD_REAL_PLANE), the chart's Role for each
     sidecar's ServiceAccount; a 403 for any sidecar fails the scenario. Scenarios marked
     needs_http (real_options) are skipped there, real_only ones without it; --list says which.
     Every scenario runs even after a failure; the exit code says whether any failed."""
