@@ -131,8 +131,9 @@ use_ccache() {
 # session is a new scheduler autogroup, and the kernel weighs autogroups against each other
 # before it looks at a process's nice value: the group's own nice (/proc/self/autogroup) is
 # what lowers it beside the tests; renice covers kernels without autogroups.
-# background_wait NAME: waits for it, prints its output and how long it ran, and returns its
-# status; the stage that calls it records the time spent waiting.
+# background_wait NAME: raises it to the tests' priority, waits for it, prints its output and
+# how long it ran, and returns its status; the stage that calls it records the time spent
+# waiting.
 background() {
   local nice=0
   if [ "$1" = --idle ]; then
@@ -152,8 +153,14 @@ background() {
   background_pid[$name]=$!
 }
 background_wait() {
-  local name=$1 rc secs
-  wait "${background_pid[$name]}" || true
+  local name=$1 rc secs pid=${background_pid[$1]}
+  # Waited for, it is the stage's work now: back to the tests' priority, ahead of any other
+  # idle job (the ASan build's wait would otherwise share the CPU with the node's build).
+  if kill -0 "$pid" 2>/dev/null; then
+    echo 0 >"/proc/$pid/autogroup" 2>/dev/null || true
+    renice -n 0 -g "$pid" >/dev/null 2>&1 || true
+  fi
+  wait "$pid" || true
   cat "$reports/$name.log"
   read -r rc secs <"$reports/$name.log.rc" || rc=1
   echo "test.sh: $name ran ${secs:-?} s in the background (exit $rc)"
