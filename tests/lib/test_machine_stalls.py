@@ -25,7 +25,9 @@ def write_log(path, lines):
             f.write(f"{end:.3f}\t{seconds:.3f}\t{kind}\tcpu=0.00 io=0.00 memory=0.00\n")
 
 
-class Probe(unittest.TestCase):
+class InTempDir(unittest.TestCase):
+    """A folder of its own, and the stall log's path in it."""
+
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="leasehold-stalls-")
         self.log = os.path.join(self.dir.name, "stalls.tsv")
@@ -33,6 +35,8 @@ class Probe(unittest.TestCase):
     def tearDown(self):
         self.dir.cleanup()
 
+
+class Probe(InTempDir):
     def test_a_stopped_probe_notes_how_long_it_stood_still(self):
         probe = start_probe(self.log, os.getpid())
         try:
@@ -63,14 +67,7 @@ class Probe(unittest.TestCase):
         self.assertFalse(os.path.exists(self.log + ".scratch"))
 
 
-class Reading(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory(prefix="leasehold-stalls-")
-        self.log = os.path.join(self.dir.name, "stalls.tsv")
-
-    def tearDown(self):
-        self.dir.cleanup()
-
+class Reading(InTempDir):
     def test_intervals_overlaps_once_and_bad_lines_skipped(self):
         write_log(self.log, [(100.0, 3.0, "sleep"), (100.5, 1.0, "write"), (200.0, 0.5, "sleep")])
         with open(self.log, "a") as f:
@@ -92,10 +89,9 @@ class Reading(unittest.TestCase):
         self.assertIn("none", machine_stalls.summary(os.path.join(self.dir.name, "absent")))
 
 
-class WaitFor(unittest.TestCase):
+class WaitFor(InTempDir):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory(prefix="leasehold-stalls-")
-        self.log = os.path.join(self.dir.name, "stalls.tsv")
+        super().setUp()
         self.saved = os.environ.get(machine_stalls.STALL_LOG_VARIABLE)
         os.environ[machine_stalls.STALL_LOG_VARIABLE] = self.log
 
@@ -104,7 +100,7 @@ class WaitFor(unittest.TestCase):
             os.environ.pop(machine_stalls.STALL_LOG_VARIABLE, None)
         else:
             os.environ[machine_stalls.STALL_LOG_VARIABLE] = self.saved
-        self.dir.cleanup()
+        super().tearDown()
 
     def true_after(self, seconds):
         at = time.monotonic() + seconds
