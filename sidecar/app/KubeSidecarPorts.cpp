@@ -4,12 +4,14 @@
 
 #include "kube/EventRecorder.h"
 #include "kube/LeaseClient.h"
+#include "kube/LeaseElection.h"
 #include "publish/StatusFile.h"
 #include "publish/StatusFileWriter.h"
 
 namespace leasehold::app {
 
-SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections& api,
+SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
+                                  const election::ElectorConfig& elector, ApiConnections& api,
                                   time::Clock& clock, runtime::BlockingWorker& worker,
                                   const log::Logger& logger, std::function<double()> random01) {
   SidecarPorts ports;
@@ -17,17 +19,24 @@ SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections&
   leaseOptions.requestDeadline = setup.requestDeadline;
   leaseOptions.watchTimeoutSeconds = setup.watchTimeoutSeconds;
   leaseOptions.onWatchProblem = [&logger](const std::string& what) { logger.warn(what); };
-  ports.store = std::make_unique<kube::LeaseClient>(
-      api.lease(), clock,
-      kube::LeaseTarget{setup.lease.name, setup.lease.ns, setup.podName, setup.podIp}, leaseOptions,
-      random01);
+  auto election = std::make_unique<kube::LeaseElection>(
+      clock,
+      std::make_unique<kube::LeaseClient>(
+          api.lease(), clock,
+          kube::LeaseTarget{setup.lease.name, setup.lease.ns, setup.podName, setup.podIp},
+          leaseOptions, random01),
+      elector, random01);
+  // The Events name the Lease as the election last saw it; the Sidecar owns both the election
+  // and this port, so the pointer lives as long as the port can be called.
+  const kube::LeaseElection* seen = election.get();
+  ports.candidacy = std::move(election);
 
   auto events = std::make_shared<kube::EventRecorder>(
       api.side(), clock, kube::LeaseEventTarget{setup.lease.name, setup.lease.ns, setup.identity},
       kube::EventRecorderOptions{16, setup.sideRequestDeadline});
   events->setFailureHandler([&logger](const std::string& why) { logger.warn(why); });
-  ports.events = {[events](const auto& lease, std::string message) {
-                    events->record(lease, std::move(message));
+  ports.events = {[events, seen](std::string message) {
+                    events->record(seen->lastSeenLease(), std::move(message));
                   },
                   [events](auto budget, auto done) { events->drain(budget, std::move(done)); }};
 

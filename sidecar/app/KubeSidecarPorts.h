@@ -1,9 +1,8 @@
 #pragma once
-// The production ports of one Sidecar: its Lease through kube::LeaseClient (with the watch),
-// Kubernetes Events through kube::EventRecorder, --pod-label through kube::PodLabeler, and
-// --status-file through publish::StatusFileWriter (on the runtime::BlockingWorker). Everything
-// one Lease needs and nothing shared: shard mode calls this once per Lease on the same
-// ApiConnections and BlockingWorker.
+// The production ports of one Sidecar on a Kubernetes Lease: its candidacy (kube::LeaseElection
+// on kube::LeaseClient, with the watch), Kubernetes Events through kube::EventRecorder,
+// --pod-label through kube::PodLabeler, and --status-file through publish::StatusFileWriter (on
+// the runtime::BlockingWorker). Everything one Lease needs and nothing shared.
 #include <functional>
 #include <optional>
 #include <string>
@@ -35,10 +34,11 @@ struct KubeSidecarSetup {
   std::string statusFile;  // --status-file, empty for none
 };
 
-// The ports, except leadershipMayHaveChanged (the status server's, set by the caller). Status
-// file writes run on `worker` (shared by every Lease), their results back on the loop;
-// everything else runs on the loop.
-SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup, ApiConnections& api,
+// The ports (the election built with `elector`, the SidecarConfig's), except
+// leadershipMayHaveChanged (the status server's, set by the caller). Status file writes run on
+// `worker`, their results back on the loop; everything else runs on the loop.
+SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
+                                  const election::ElectorConfig& elector, ApiConnections& api,
                                   time::Clock& clock, runtime::BlockingWorker& worker,
                                   const log::Logger& logger, std::function<double()> random01);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kube/LeaseClient.h"
+#include "kube/LeaseElection.h"
 #include "shard/ShardAssignment.h"
 
 namespace leasehold::app {
@@ -39,20 +40,21 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
         leaseOptions, random01);
     auto store = std::make_unique<shard::ShardLeaseStore>(std::move(writes));
     stores_.push_back(store.get());
-    SidecarPorts ports;
-    ports.store = std::move(store);
-    // Shard mode records no Kubernetes Events: N shards moving would flood them; the log and
-    // /shards/watch say what moved.
-    ports.events = {[](const auto&, std::string) {}, [](auto, auto done) { done(); }};
-    ports.leadershipMayHaveChanged = [this, i] { onShardEvent(i); };
-    if (i < config_.commands.size()) ports.command = config_.commands[i];
     SidecarConfig sc{
         {election::Identity{config_.identity}, config_.timings, election::FollowerMode::kWatch},
         {config_.group.ns, name},
         time::Duration::zero()};
     sc.alias = config_.podName;
-    auto sidecar = std::make_unique<Sidecar>(clock_, std::move(sc), std::move(ports), metrics_,
-                                             shardLoggers_.back(), random01);
+    SidecarPorts ports;
+    ports.candidacy =
+        std::make_unique<kube::LeaseElection>(clock_, std::move(store), sc.elector, random01);
+    // Shard mode records no Kubernetes Events: N shards moving would flood them; the log and
+    // /shards/watch say what moved.
+    ports.events = {[](std::string) {}, [](auto, auto done) { done(); }};
+    ports.leadershipMayHaveChanged = [this, i] { onShardEvent(i); };
+    if (i < config_.commands.size()) ports.command = config_.commands[i];
+    auto sidecar =
+        std::make_unique<Sidecar>(std::move(sc), std::move(ports), metrics_, shardLoggers_.back());
     sidecar->setEligibility([this, i] { return eligible(i); });
     sidecars_.push_back(std::move(sidecar));
     drainTimers_.push_back(clock_.makeTimer([this, i] { releaseDropped(i); }));

@@ -1,23 +1,28 @@
 #include "app/Sidecar.h"
 
+#include <stdexcept>
 #include <utility>
 
 namespace leasehold::app {
 
 using election::ElectorEvent;
 
-Sidecar::Sidecar(time::Clock& clock, SidecarConfig config, SidecarPorts ports,
-                 publish::Metrics& metrics, const log::Logger& logger,
-                 std::function<double()> random01)
-    : clock_(clock),
-      config_(std::move(config)),
+namespace {
+election::Candidacy& present(const std::unique_ptr<election::Candidacy>& candidacy) {
+  if (!candidacy) throw std::invalid_argument("a Sidecar needs a candidacy");
+  return *candidacy;
+}
+}  // namespace
+
+Sidecar::Sidecar(SidecarConfig config, SidecarPorts ports, publish::Metrics& metrics,
+                 const log::Logger& logger)
+    : config_(std::move(config)),
       ports_(std::move(ports)),
       metrics_(metrics),
       logger_(logger),
-      lease_(*ports_.store),
-      elector_(clock_, lease_, config_.elector, std::move(random01)) {
-  elector_.setAlias(config_.alias);
-  elector_.setEventHandler([this](const ElectorEvent& e) { onElectorEvent(e); });
+      candidacy_(present(ports_.candidacy)) {
+  candidacy_.setAlias(config_.alias);
+  candidacy_.setEventHandler([this](const ElectorEvent& e) { onElectorEvent(e); });
 }
 
 Sidecar::~Sidecar() = default;
@@ -29,11 +34,11 @@ std::optional<std::string> Sidecar::writeInitialStatusFile() {
 
 void Sidecar::start() {
   if (ports_.podLabel) ports_.podLabel->set(false);  // until this replica leads
-  elector_.start();
+  candidacy_.start();
 }
 
 std::optional<std::string> Sidecar::unhealthyReason() const {
-  const auto held = elector_.holdingWithoutRenewalFor();
+  const auto held = candidacy_.holdingWithoutRenewalFor();
   if (!held || *held < config_.elector.timings.leaseDuration + config_.unhealthyMargin) {
     return std::nullopt;
   }
@@ -44,13 +49,13 @@ void Sidecar::release() {
   if (!ports_.command) {
     logger_.info("release requested: stepping aside",
                  {{"cooldown", time::formatDuration(config_.releaseCooldown)}});
-    elector_.releaseFor(config_.releaseCooldown, nullptr);
+    candidacy_.releaseFor(config_.releaseCooldown, nullptr);
     return;
   }
   if (stopping_ || releaseAfterCommand_) return;
   logger_.info("release requested: stopping the command first, then stepping aside",
                {{"cooldown", time::formatDuration(config_.releaseCooldown)}});
-  stopCommandThen([this] { elector_.releaseFor(config_.releaseCooldown, nullptr); });
+  stopCommandThen([this] { candidacy_.releaseFor(config_.releaseCooldown, nullptr); });
 }
 
 // Run mode: the Lease is let go (released, handed over) only once the command is gone.
@@ -85,7 +90,7 @@ bool Sidecar::shutdown(std::function<void()> done) {
 
 void Sidecar::stopAndRelease() {
   std::weak_ptr<char> alive = alive_;
-  elector_.stop([this, alive] {
+  candidacy_.stop([this, alive] {
     if (alive.expired()) return;
     afterRelease();
   });
@@ -145,7 +150,7 @@ void Sidecar::tellCommand(const ElectorEvent& e) {
     case ElectorEvent::Kind::kSteppedDown:
       return ports_.command->lost();
     case ElectorEvent::Kind::kHandoverRequested:
-      return stopCommandThen([this] { elector_.handOver(nullptr); });
+      return stopCommandThen([this] { candidacy_.handOver(nullptr); });
     default:
       return;
   }
@@ -177,8 +182,7 @@ void Sidecar::fanOut(const ElectorEvent& e) {
   if (e.kind != ElectorEvent::Kind::kRenewFailed) writeStatusFile();
   if (e.kind == ElectorEvent::Kind::kAcquired || e.kind == ElectorEvent::Kind::kSteppedDown) {
     const bool leads = e.kind == ElectorEvent::Kind::kAcquired;
-    ports_.events.record(lease_.last(),
-                         identity() + (leads ? " became leader" : " stopped leading"));
+    ports_.events.record(identity() + (leads ? " became leader" : " stopped leading"));
     if (ports_.podLabel) ports_.podLabel->set(leads);
   }
   switch (e.kind) {
@@ -199,7 +203,7 @@ void Sidecar::fanOut(const ElectorEvent& e) {
       // once: hand over now. In run mode the command is stopped first (tellCommand).
       if (ports_.command) return logger_.info("handover requested: stopping the command first", f);
       logger_.info("handover requested", f);
-      return elector_.handOver(nullptr);
+      return candidacy_.handOver(nullptr);
     case ElectorEvent::Kind::kRenewed:
     case ElectorEvent::Kind::kObserved:
       return logger_.debug(election::toString(e.kind), f);

@@ -1,10 +1,11 @@
 #pragma once
-// One Lease's sidecar: the Elector on that Lease's store, and the policy main.cpp used to hold
-// inline: how each elector event fans out (metrics, the status API's stream, the status file,
-// Kubernetes Events, the pod label, the log), the /healthz rule, POST /leader/release and the
-// shutdown sequence. It runs on one event loop and does no I/O of its own: every collaborator
-// comes in through a port, so a unit test drives it on FakeClock with MemoryLeaseStore and
-// fakes, and shard mode can run N of them on one loop.
+// One lock's sidecar, whatever store keeps the lock: the policy above the election, written
+// once for every store. Its candidacy (election::Candidacy: kube::LeaseElection on a Kubernetes
+// Lease) comes in through a port; the Sidecar decides how each of its events fans out (metrics,
+// the status API's stream, the status file, Kubernetes Events, the pod label, the log), the
+// /healthz rule, POST /leader/release and the shutdown sequence. It runs on one event loop and
+// does no I/O of its own: every collaborator comes in through a port, so a unit test drives it
+// on FakeClock with MemoryLeaseStore and fakes, and shard mode can run N of them on one loop.
 //
 // Order on every elector event: metrics, stream clients, status file (not on a failed renewal:
 // nothing visible changed), then on acquiring/stepping down an Event and the pod label, then
@@ -17,7 +18,7 @@
 // lease is still ours); only once its process group is gone does the release (or the
 // handover) happen.
 //
-// Shutdown (shutdown()): stop claiming and release the lease (Elector::stop), tell the stream,
+// Shutdown (shutdown()): stop claiming and release the lease (Candidacy::stop), tell the stream,
 // write the status file with leader=false, set the pod label to false, let queued Events and
 // the label go out within drainBudget (both at once), wait for the status file to land, then
 // run done. A second shutdown() while one is running returns false: main exits at once.
@@ -27,21 +28,19 @@
 #include <optional>
 #include <string>
 
+#include "election/Candidacy.h"
 #include "election/Elector.h"
-#include "election/LeaseRecord.h"
-#include "election/LeaseStore.h"
-#include "kube/LastSeenLeaseStore.h"
 #include "log/Logger.h"
 #include "publish/LeadershipJson.h"
 #include "publish/Metrics.h"
-#include "time/Clock.h"
+#include "time/Time.h"
 
 namespace leasehold::app {
 
-// Kubernetes Events about the Lease (kube::EventRecorder in production). Fire and forget.
+// Kubernetes Events about the lock (kube::EventRecorder in production, naming the Lease as
+// kube::LeaseElection last saw it). Fire and forget.
 struct EventsPort {
-  std::function<void(const std::optional<election::LeaseRecord>& lease, std::string message)>
-      record;
+  std::function<void(std::string message)> record;
   // done runs once the queue is empty or after budget.
   std::function<void(time::Duration budget, std::function<void()> done)> drain;
 };
@@ -79,6 +78,7 @@ struct CommandPort {
 };
 
 struct SidecarConfig {
+  // The candidate: its identity and timings (the candidacy in the ports was built with it).
   election::ElectorConfig elector;
   publish::LeaseName lease;
   time::Duration releaseCooldown{};
@@ -91,7 +91,8 @@ struct SidecarConfig {
 };
 
 struct SidecarPorts {
-  std::unique_ptr<election::LeaseStore> store;  // the Lease (kube::LeaseClient with its watch)
+  // This replica's candidacy for the lock (kube::LeaseElection on a kube::LeaseClient).
+  std::unique_ptr<election::Candidacy> candidacy;
   EventsPort events;
   std::optional<PodLabelPort> podLabel;      // nullopt: no --pod-label
   std::optional<StatusFilePort> statusFile;  // nullopt: no --status-file
@@ -102,8 +103,9 @@ struct SidecarPorts {
 
 class Sidecar {
  public:
-  Sidecar(time::Clock& clock, SidecarConfig config, SidecarPorts ports, publish::Metrics& metrics,
-          const log::Logger& logger, std::function<double()> random01);
+  // Throws std::invalid_argument without ports.candidacy.
+  Sidecar(SidecarConfig config, SidecarPorts ports, publish::Metrics& metrics,
+          const log::Logger& logger);
   ~Sidecar();
   Sidecar(const Sidecar&) = delete;
   Sidecar& operator=(const Sidecar&) = delete;
@@ -113,7 +115,7 @@ class Sidecar {
   // Sets the pod label to false (until this replica leads) and starts competing.
   void start();
 
-  election::Leadership leadership() const { return elector_.leadership(); }
+  election::Leadership leadership() const { return candidacy_.leadership(); }
   // /healthz: nullopt when healthy, else why not (the lease held for D + margin without a
   // successful renewal blocks everybody while this process no longer claims it).
   std::optional<std::string> unhealthyReason() const;
@@ -127,11 +129,11 @@ class Sidecar {
 
   const std::string& identity() const { return config_.elector.identity.value; }
   // Shard mode (app/ShardMode): acquire only while `eligible` says yes; reconsider() when it may
-  // have turned to yes (Elector::setEligibility).
+  // have turned to yes (Candidacy::setEligibility).
   void setEligibility(std::function<bool()> eligible) {
-    elector_.setEligibility(std::move(eligible));
+    candidacy_.setEligibility(std::move(eligible));
   }
-  void reconsider() { elector_.reconsider(); }
+  void reconsider() { candidacy_.reconsider(); }
 
  private:
   void onElectorEvent(const election::ElectorEvent& e);
@@ -142,13 +144,11 @@ class Sidecar {
   void writeStatusFile();
   void afterRelease();
 
-  time::Clock& clock_;
   SidecarConfig config_;
   SidecarPorts ports_;
   publish::Metrics& metrics_;
   const log::Logger& logger_;
-  kube::LastSeenLeaseStore lease_;  // the Elector sees the Lease through it: Events name its uid
-  election::Elector elector_;
+  election::Candidacy& candidacy_;  // *ports_.candidacy
   std::string statusFileProblem_;
   bool stopping_ = false;
   bool releaseAfterCommand_ = false;  // run mode: a release waits for the command to stop

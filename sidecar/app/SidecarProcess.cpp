@@ -65,7 +65,9 @@ int runSidecarProcess(const SidecarProcessInputs& in, const log::Logger& logger)
   const auto& cfg = in.config;
   ProcessRuntime rt(in.rest, logger);
   const KubeSidecarSetup setup = kubeSetup(in);
-  auto ports = makeKubeSidecarPorts(setup, rt.api, rt.clock, rt.worker, logger, rt.random01());
+  SidecarConfig sidecarSettings = sidecarConfig(cfg, setup.lease);
+  auto ports = makeKubeSidecarPorts(setup, sidecarSettings.elector, rt.api, rt.clock, rt.worker,
+                                    logger, rt.random01());
   std::unique_ptr<RunMode> runMode;
   if (cfg.runMode) {
     auto started = RunMode::start(rt.io, rt.clock, supervisorConfigFor(cfg, setup.lease), logger);
@@ -77,8 +79,7 @@ int runSidecarProcess(const SidecarProcessInputs& in, const log::Logger& logger)
   ports.leadershipMayHaveChanged = [&status] {
     if (status) status->leadershipMayHaveChanged();
   };
-  Sidecar sidecar(rt.clock, sidecarConfig(cfg, setup.lease), std::move(ports), rt.metrics, logger,
-                  rt.random01());
+  Sidecar sidecar(std::move(sidecarSettings), std::move(ports), rt.metrics, logger);
 
   status.emplace(rt.io, net::HttpServer::Options{cfg.httpAddress.host, cfg.httpAddress.port},
                  rt.clock, setup.lease,

@@ -7,29 +7,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace leasehold::election {
+#include "election/ClaimRule.h"
 
-const char* toString(ElectorEvent::Kind k) {
-  switch (k) {
-    case ElectorEvent::Kind::kAcquired:
-      return "acquired";
-    case ElectorEvent::Kind::kRenewed:
-      return "renewed";
-    case ElectorEvent::Kind::kRenewFailed:
-      return "renewal failed";
-    case ElectorEvent::Kind::kSteppedDown:
-      return "stepped down";
-    case ElectorEvent::Kind::kNewLeaderObserved:
-      return "new leader observed";
-    case ElectorEvent::Kind::kReleased:
-      return "released";
-    case ElectorEvent::Kind::kHandoverRequested:
-      return "handover-requested";
-    case ElectorEvent::Kind::kObserved:
-      return "observed";
-  }
-  return "unknown";
-}
+namespace leasehold::election {
 
 namespace {
 constexpr std::size_t kMaxUnconfirmed = 8;
@@ -108,7 +88,7 @@ bool Elector::isOwnRecord(const LeaseRecord& r) const {
 
 bool Elector::leaderAt(time::MonoTime now) const {
   return started_ && !stopped_ && !releasing_ && own_ && observed_ && isOwnRecord(*observed_) &&
-         now < own_->sentAt + config_.timings.renewDeadline;
+         now < claimEndsAt(own_->sentAt, config_.timings);
 }
 
 time::Duration Elector::holderDuration(const LeaseRecord& r) const {
@@ -142,11 +122,8 @@ Leadership Elector::leadership() const {
     l.renewTime = observed_->renewTime;
   }
   if (leaderAt(now)) {
-    l.leader = true;
-    l.fencingToken = own_->record.leaseTransitions;
-    l.validUntilMono = own_->sentAt + config_.timings.renewDeadline;
-    l.validUntil = clock_.wallNow() +
-                   std::chrono::duration_cast<std::chrono::microseconds>(*l.validUntilMono - now);
+    describeClaim(l, own_->record.leaseTransitions, claimEndsAt(own_->sentAt, config_.timings), now,
+                  clock_);
   }
   return l;
 }
@@ -223,7 +200,7 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
     // still counts from our write. Also after a 409 that such a change caused.
     own_ = OwnTerm{*record, lastOwn_->sentAt};
     lastOwn_ = own_;
-    deadlineTimer_->armAt(own_->sentAt + config_.timings.renewDeadline);
+    deadlineTimer_->armAt(claimEndsAt(own_->sentAt, config_.timings));
   } else if (!isOwnRecord(*record)) {
     // Is it a write of ours whose answer we have not seen (in flight, or lost)? The earliest
     // matching send time is the conservative start of its deadline.
@@ -240,7 +217,7 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
       own_ = OwnTerm{*record, match->sentAt};
       lastOwn_ = own_;
       unconfirmed_.erase(unconfirmed_.begin(), match + 1);
-      deadlineTimer_->armAt(own_->sentAt + config_.timings.renewDeadline);
+      deadlineTimer_->armAt(claimEndsAt(own_->sentAt, config_.timings));
     } else {
       own_.reset();
       deadlineTimer_->disarm();
@@ -473,7 +450,7 @@ void Elector::confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acq
   // Entries sent before this one can no longer land: their CAS condition is gone.
   while (!unconfirmed_.empty() && unconfirmed_.front().sentAt <= sentAt)
     unconfirmed_.pop_front();
-  deadlineTimer_->armAt(sentAt + config_.timings.renewDeadline);
+  deadlineTimer_->armAt(claimEndsAt(sentAt, config_.timings));
   const bool leader = leaderAt(now);
   if (leader && !wasLeader) {
     lastLeader_ = true;

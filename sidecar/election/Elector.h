@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "election/Candidacy.h"
 #include "election/ElectionTimings.h"
 #include "election/Leadership.h"
 #include "election/LeaseStore.h"
@@ -25,28 +26,6 @@ enum class FollowerMode {
   kWatch,  // follow change notifications and wake at the instant the lease can expire
   kPoll,   // client-go's behaviour: GET every P with jitter, no watch, no expiry timer
 };
-
-struct ElectorEvent {
-  enum class Kind {
-    kAcquired,           // became leader (new term, new fencing token)
-    kRenewed,            // renewal confirmed
-    kRenewFailed,        // a renewal attempt failed (still leader until the deadline)
-    kSteppedDown,        // stopped claiming: deadline passed, lease lost, or released
-    kNewLeaderObserved,  // another holder (or none) observed
-    kReleased,           // the release write was confirmed
-    kObserved,           // any other change of the observed record
-    kHandoverRequested,  // leader only: the Lease asks for another holder (detail names it)
-  };
-  Kind kind;
-  std::string holder;
-  std::optional<std::int64_t> token;
-  std::string detail;        // why, for the log
-  time::Duration latency{};  // kRenewed/kAcquired: request round trip
-  // kSteppedDown: asked to (stop() or releaseFor()), not forced by a deadline or another holder.
-  bool voluntary = false;
-};
-
-const char* toString(ElectorEvent::Kind k);
 
 struct ElectorConfig {
   Identity identity;
@@ -61,7 +40,8 @@ struct ElectorConfig {
   bool coordinated = false;
 };
 
-class Elector : private LeaseObserver {
+// The Candidacy on a compare-and-swap record (a Kubernetes Lease; MemoryLeaseStore in tests).
+class Elector : public Candidacy, private LeaseObserver {
  public:
   // random01 returns uniform values in [0, 1) for jitter; injected for reproducible tests.
   // Throws std::invalid_argument (ElectionTimings::validate's message) for impossible timings
@@ -72,35 +52,35 @@ class Elector : private LeaseObserver {
   Elector(const Elector&) = delete;
   Elector& operator=(const Elector&) = delete;
 
-  void start();
+  void start() override;
   // Stops claiming at once, releases the lease if this process holds it, and stops competing.
   // done runs when the release is confirmed or there was nothing to release or it failed.
-  void stop(std::function<void()> done);
+  void stop(std::function<void()> done) override;
   // Like stop(), but competes again once cooldown has passed.
-  void releaseFor(time::Duration cooldown, std::function<void()> done);
+  void releaseFor(time::Duration cooldown, std::function<void()> done) override;
   // The answer to kHandoverRequested, once whatever acts for the leader has stopped: stops
   // claiming at once and releases; the Lease then waits D for the replica it names (others
   // leave a released Lease with a request to it for D), and this replica competes as usual.
-  void handOver(std::function<void()> done);
+  void handOver(std::function<void()> done) override;
 
-  Leadership leadership() const;
+  Leadership leadership() const override;
   bool isLeader() const { return leadership().leader; }
   // How long since the last confirmed write of a record that still names this process as
   // holder; nullopt when the lease is not ours. The health probe's input: a holder that cannot
   // renew blocks everybody until the lease expires.
-  std::optional<time::Duration> holdingWithoutRenewalFor() const;
-  void setEventHandler(std::function<void(const ElectorEvent&)> handler) {
+  std::optional<time::Duration> holdingWithoutRenewalFor() const override;
+  void setEventHandler(std::function<void(const ElectorEvent&)> handler) override {
     handler_ = std::move(handler);
   }
   const ElectorConfig& config() const { return config_; }
   // Another name this replica answers to in a handover request (its pod name).
-  void setAlias(std::string alias) { alias_ = std::move(alias); }
+  void setAlias(std::string alias) override { alias_ = std::move(alias); }
   // Shard mode: a shard's Elector acquires (creates the Lease, takes a released or expired one,
   // restarts a lapsed term of its own) only while `eligible` says yes; renewing a term it holds
   // and releasing are not affected. Unset: always eligible. Call reconsider() when the answer
   // may have turned to yes: a refused acquisition leaves no timer behind.
-  void setEligibility(std::function<bool()> eligible) { eligible_ = std::move(eligible); }
-  void reconsider();
+  void setEligibility(std::function<bool()> eligible) override { eligible_ = std::move(eligible); }
+  void reconsider() override;
 
  private:
   struct SentWrite {

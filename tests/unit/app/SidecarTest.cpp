@@ -17,6 +17,7 @@
 #include "FakeClock.h"
 #include "MemoryLeaseStore.h"
 #include "TemporaryDirectory.h"
+#include "kube/LeaseElection.h"
 
 namespace leasehold::app {
 namespace {
@@ -50,10 +51,9 @@ class SidecarTest : public ::testing::Test {
     SidecarPorts p;
     auto store = std::make_unique<election::MemoryLeaseStore>(backend_, clock_);
     store_ = store.get();
-    p.store = std::move(store);
-    p.events.record = [this](const std::optional<election::LeaseRecord>& lease, std::string m) {
+    pendingStore_ = std::move(store);  // make() builds the election on it
+    p.events.record = [this](std::string m) {
       if (closed_) ADD_FAILURE() << "event after shutdown: " << m;
-      EXPECT_TRUE(lease.has_value()) << "an event names the Lease it is about";
       journal_.push_back("event:" + m);
     };
     p.events.drain = [this](Duration budget, std::function<void()> done) {
@@ -99,8 +99,9 @@ class SidecarTest : public ::testing::Test {
 
   Sidecar& make(SidecarPorts p, std::string id = "a") {
     SidecarConfig config{{election::Identity{std::move(id)}, timings_}, {"ns", "lease"}, 15s};
-    sidecar_ = std::make_unique<Sidecar>(clock_, config, std::move(p), metrics_, logger_,
-                                         [] { return 0.5; });
+    p.candidacy = std::make_unique<kube::LeaseElection>(clock_, std::move(pendingStore_),
+                                                        config.elector, [] { return 0.5; });
+    sidecar_ = std::make_unique<Sidecar>(config, std::move(p), metrics_, logger_);
     return *sidecar_;
   }
   // Started, and leading (the Lease did not exist: created at once).
@@ -185,6 +186,7 @@ class SidecarTest : public ::testing::Test {
   time::FakeClock clock_;
   election::MemoryLeaseBackend backend_;
   election::MemoryLeaseStore* store_ = nullptr;
+  std::unique_ptr<election::LeaseStore> pendingStore_;  // ports() makes it, make() uses it
   election::ElectionTimings timings_{15s, 10s, 2s, 1.2};
   publish::Metrics metrics_;
   std::unique_ptr<Sidecar> sidecar_;
@@ -544,13 +546,15 @@ TEST_F(SidecarTest, RunModeHandsOverOnlyOnceTheCommandHasStopped) {
 TEST_F(SidecarTest, TwoSidecarsOnOneLoopLeadTheirOwnLeases) {
   auto& first = leading();
   election::MemoryLeaseBackend otherBackend;
+  SidecarConfig config{{election::Identity{"a"}, timings_}, {"ns", "other"}, 15s};
   SidecarPorts p;
-  p.store = std::make_unique<election::MemoryLeaseStore>(otherBackend, clock_);
+  p.candidacy = std::make_unique<kube::LeaseElection>(
+      clock_, std::make_unique<election::MemoryLeaseStore>(otherBackend, clock_), config.elector,
+      [] { return 0.5; });
   std::vector<std::string> otherEvents;
-  p.events = {[&](const auto&, std::string m) { otherEvents.push_back(m); },
+  p.events = {[&](std::string m) { otherEvents.push_back(m); },
               [](Duration, std::function<void()> done) { done(); }};
-  Sidecar second(clock_, {{election::Identity{"a"}, timings_}, {"ns", "other"}, 15s}, std::move(p),
-                 metrics_, logger_, [] { return 0.5; });
+  Sidecar second(config, std::move(p), metrics_, logger_);
   second.start();
   clock_.runDue();
   EXPECT_TRUE(first.leadership().leader);
