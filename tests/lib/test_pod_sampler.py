@@ -7,6 +7,7 @@ test killed that identity, and the PodFencedWriter writes from inside the namesp
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,12 @@ def stop(proc):
 class PodSamplerTest(unittest.TestCase):
     def setUp(self):
         self.port = free_port()
+        # The host's side of the port, bound and never listening: nothing else on the host can
+        # take it while the test runs (another test's listener there would answer the host-side
+        # probe below), and a connection to it is refused at once.
+        self.host_side = socket.socket()
+        self.host_side.bind(("127.0.0.1", self.port))
+        self.addCleanup(self.host_side.close)
         self.ns_holder = subprocess.Popen(["unshare", "--net", "sh", "-c",
                                            "ip link set lo up && exec sleep 60"])
         self.addCleanup(stop, self.ns_holder)
