@@ -5,9 +5,9 @@
 
 #include "cluster/ExecTokenSource.h"
 #include "cluster/FileTokenSource.h"
-#include "cluster/KubeconfigBase64.h"
 #include "cluster/RestConfigFileReader.h"
 #include "cluster/StaticTokenSource.h"
+#include "net/Base64.h"
 
 namespace leasehold::cluster {
 
@@ -26,7 +26,7 @@ LoadResult<std::string> readPem(const std::optional<KubeconfigValue<std::string>
   std::string pem;
   const KubeconfigLocation* where = nullptr;
   if (data && !data->value.empty()) {
-    auto decoded = KubeconfigBase64::decode(data->value);
+    auto decoded = net::Base64::decode(data->value);
     if (!decoded) return data->location.error("not valid base64");
     pem = std::move(*decoded);
     where = &data->location;
@@ -111,7 +111,7 @@ LoadResult<std::shared_ptr<TokenSource>> execTokenSource(const KubeconfigExec& e
     if (!cluster.tlsServerName.empty()) info["tls-server-name"] = cluster.tlsServerName;
     if (cluster.insecureSkipTlsVerify) info["insecure-skip-tls-verify"] = true;
     if (!cluster.caPem.empty()) {
-      info["certificate-authority-data"] = KubeconfigBase64::encode(cluster.caPem);
+      info["certificate-authority-data"] = net::Base64::encode(cluster.caPem);
     }
     plugin.clusterInfoJson = info.dump();
   }

@@ -13,8 +13,8 @@
 
 #include "FuzzCheck.h"
 #include "cluster/Kubeconfig.h"
-#include "cluster/KubeconfigBase64.h"
 #include "cluster/KubeconfigFile.h"
+#include "net/Base64.h"
 
 using namespace leasehold;
 
@@ -24,10 +24,10 @@ void checkBase64(const std::optional<cluster::KubeconfigValue<std::string>>& dat
   if (!data) return;
   FUZZ_CHECK(data->location.describe().starts_with("kubeconfig /fuzz/config"),
              "a location that does not name the file: " + data->location.describe());
-  const auto decoded = cluster::KubeconfigBase64::decode(data->value);
+  const auto decoded = net::Base64::decode(data->value);
   if (!decoded) return;
-  const std::string encoded = cluster::KubeconfigBase64::encode(*decoded);
-  const auto again = cluster::KubeconfigBase64::decode(encoded);
+  const std::string encoded = net::Base64::encode(*decoded);
+  const auto again = net::Base64::decode(encoded);
   FUZZ_CHECK(again && *again == *decoded, "base64 round trip changed the bytes of " +
                                               data->location.keyPath + " (re-encoded: " + encoded +
                                               ")");

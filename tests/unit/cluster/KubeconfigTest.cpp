@@ -10,8 +10,8 @@
 #include "MinimalKubeconfig.h"
 #include "TemporaryDirectory.h"
 #include "TestPem.h"
-#include "cluster/KubeconfigBase64.h"
 #include "cluster/RestConfigLoader.h"
+#include "net/Base64.h"
 
 namespace leasehold::cluster {
 namespace {
@@ -23,7 +23,7 @@ using testing_support::kClientKeyPem;
 using testing_support::minimalKubeconfig;
 
 std::string b64(const std::string& s) {
-  return KubeconfigBase64::encode(s);
+  return net::Base64::encode(s);
 }
 
 class KubeconfigTest : public testing::Test {

@@ -7,8 +7,8 @@
 #include "TestPem.h"
 #include "cluster/ExecTokenSource.h"
 #include "cluster/FileTokenSource.h"
-#include "cluster/KubeconfigBase64.h"
 #include "cluster/RestConfigLoader.h"
+#include "net/Base64.h"
 
 namespace leasehold::cluster {
 namespace {
@@ -42,12 +42,12 @@ current-context: x
       failure(cluster + "users: [{name: u, user: {token: [" + kSecret + "]}}]\n"),
       // Secret as client-key-data that is not base64.
       failure(cluster + "users: [{name: u, user: {client-certificate-data: " +
-              KubeconfigBase64::encode(testing_support::kClientCertPem) + ", client-key-data: '" +
+              net::Base64::encode(testing_support::kClientCertPem) + ", client-key-data: '" +
               kSecret + "!'}}]\n"),
       // Base64 of a secret that is not PEM.
       failure(cluster + "users: [{name: u, user: {client-certificate-data: " +
-              KubeconfigBase64::encode(testing_support::kClientCertPem) +
-              ", client-key-data: " + KubeconfigBase64::encode(kSecret) + "}}]\n"),
+              net::Base64::encode(testing_support::kClientCertPem) +
+              ", client-key-data: " + net::Base64::encode(kSecret) + "}}]\n"),
       // Token together with exec.
       failure(cluster + "users: [{name: u, user: {token: " + kSecret +
               ", exec: {command: x, apiVersion: client.authentication.k8s.io/v1}}}]\n"),

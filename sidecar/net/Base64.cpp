@@ -1,9 +1,9 @@
-#include "cluster/KubeconfigBase64.h"
+#include "net/Base64.h"
 
 #include <array>
 #include <cstdint>
 
-namespace leasehold::cluster {
+namespace leasehold::net {
 
 namespace {
 
@@ -22,7 +22,7 @@ constexpr std::array<int, 256> decodingTable() {
 
 }  // namespace
 
-std::optional<std::string> KubeconfigBase64::decode(std::string_view text) {
+std::optional<std::string> Base64::decode(std::string_view text) {
   static constexpr auto kTable = decodingTable();
   std::string out;
   out.reserve(text.size() * 3 / 4);
@@ -53,7 +53,7 @@ std::optional<std::string> KubeconfigBase64::decode(std::string_view text) {
   return out;
 }
 
-std::string KubeconfigBase64::encode(std::string_view bytes) {
+std::string Base64::encode(std::string_view bytes) {
   std::string out;
   out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;
@@ -82,4 +82,4 @@ std::string KubeconfigBase64::encode(std::string_view bytes) {
   return out;
 }
 
-}  // namespace leasehold::cluster
+}  // namespace leasehold::net
