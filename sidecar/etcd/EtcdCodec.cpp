@@ -73,33 +73,29 @@ bool readBool(const json& obj, const char* field, bool& out, std::string& error)
   return false;
 }
 
-// The member `field` as an object; absent is an empty object.
-bool readObject(const json& obj, const char* field, json& out, std::string& error) {
+// The member `field` as an object (or an array); absent is an empty one.
+bool readMember(const json& obj, const char* field, json::value_t type, json& out,
+                std::string& error) {
   const auto it = obj.find(field);
   if (it == obj.end() || it->is_null()) {
-    out = json::object();
+    out = json(type);
     return true;
   }
-  if (it->is_object()) {
+  if (it->type() == type) {
     out = *it;
     return true;
   }
-  error = std::string(field) + ": not an object";
+  error =
+      std::string(field) + (type == json::value_t::array ? ": not an array" : ": not an object");
   return false;
 }
 
+bool readObject(const json& obj, const char* field, json& out, std::string& error) {
+  return readMember(obj, field, json::value_t::object, out, error);
+}
+
 bool readArray(const json& obj, const char* field, json& out, std::string& error) {
-  const auto it = obj.find(field);
-  if (it == obj.end() || it->is_null()) {
-    out = json::array();
-    return true;
-  }
-  if (it->is_array()) {
-    out = *it;
-    return true;
-  }
-  error = std::string(field) + ": not an array";
-  return false;
+  return readMember(obj, field, json::value_t::array, out, error);
 }
 
 // Prefixes the message with where it was found.
