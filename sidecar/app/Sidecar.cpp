@@ -204,6 +204,8 @@ void Sidecar::fanOut(const ElectorEvent& e) {
       if (ports_.command) return logger_.info("handover requested: stopping the command first", f);
       logger_.info("handover requested", f);
       return candidacy_.handOver(nullptr);
+    case ElectorEvent::Kind::kStoreFailed:
+      return logger_.warn("store request failed", f);
     case ElectorEvent::Kind::kRenewed:
     case ElectorEvent::Kind::kObserved:
       return logger_.debug(election::toString(e.kind), f);

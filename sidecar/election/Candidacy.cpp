@@ -20,6 +20,8 @@ const char* toString(ElectorEvent::Kind k) {
       return "handover-requested";
     case ElectorEvent::Kind::kObserved:
       return "observed";
+    case ElectorEvent::Kind::kStoreFailed:
+      return "store request failed";
   }
   return "unknown";
 }

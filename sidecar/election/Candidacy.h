@@ -30,6 +30,8 @@ struct ElectorEvent {
     kReleased,           // the release write was confirmed
     kObserved,           // any other change of the observed record
     kHandoverRequested,  // leader only: the lock asks for another holder (detail names it)
+    kStoreFailed,        // a request to the store failed (detail: which and why), said once
+                         // per distinct problem
   };
   Kind kind;
   std::string holder;

@@ -1,0 +1,376 @@
+// The etcd campaign on MemoryEtcd and the FakeClock: who leads, with which token, and when the
+// claim ends (the claim rule, pauses, partitions, expiry, revoke), the queue (etcd's election
+// layout), lost answers, foreign keys, eligibility, and a randomized run with faults in which two
+// claims never overlap and tokens only go up.
+#include "etcd/EtcdCampaign.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "MemoryEtcd.h"
+
+namespace leasehold::etcd {
+namespace {
+
+using election::ElectorEvent;
+using namespace std::chrono_literals;
+using Kind = ElectorEvent::Kind;
+
+// D = 5 s, R = 3 s, P = 1 s.
+election::ElectionTimings timings() {
+  election::ElectionTimings t;
+  t.leaseDuration = 5s;
+  t.renewDeadline = 3s;
+  t.retryPeriod = 1s;
+  return t;
+}
+
+struct Candidate {
+  Candidate(time::FakeClock& clock, test::MemoryEtcd& etcd, std::string name)
+      : campaign(clock, etcd, EtcdCampaignConfig{name, "elect", timings()}) {
+    campaign.setEventHandler([this](const ElectorEvent& e) { events.push_back(e); });
+  }
+  bool leads() const { return campaign.leadership().leader; }
+  std::int64_t token() const { return campaign.leadership().fencingToken.value_or(-1); }
+  int count(Kind k) const {
+    return static_cast<int>(
+        std::count_if(events.begin(), events.end(), [k](const auto& e) { return e.kind == k; }));
+  }
+  std::string details(Kind k) const {
+    std::string out;
+    for (const auto& e : events) {
+      if (e.kind == k) out += e.detail + "\n";
+    }
+    return out;
+  }
+  EtcdCampaign campaign;
+  std::vector<ElectorEvent> events;
+};
+
+class EtcdCampaignTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Candidate> candidate(const std::string& name) {
+    return std::make_unique<Candidate>(clock, etcd, name);
+  }
+  // Lets every answer that is due arrive (the fake's latency is zero unless a test sets it).
+  void settle() {
+    for (int i = 0; i < 20; ++i)
+      clock.runDue();
+  }
+
+  time::FakeClock clock;
+  test::MemoryEtcd etcd{clock};
+};
+
+TEST_F(EtcdCampaignTest, TheFirstCandidateLeadsWithItsKeysCreateRevisionAsToken) {
+  auto a = candidate("a");
+  a->campaign.start();
+  EXPECT_FALSE(a->leads());
+  settle();
+  ASSERT_TRUE(a->leads());
+  // etcd's election layout: <election>/<lease id in hex>, the value is the identity.
+  const auto keys = etcd.keysUnder("elect/");
+  ASSERT_EQ(keys.size(), 1u);
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(keys[0].lease));
+  EXPECT_EQ(keys[0].key, std::string("elect/") + hex);
+  EXPECT_EQ(keys[0].value, "a");
+  EXPECT_EQ(a->campaign.key(), keys[0].key);
+  const auto l = a->campaign.leadership();
+  EXPECT_EQ(l.holder, "a");
+  EXPECT_EQ(l.fencingToken, keys[0].createRevision);
+  ASSERT_TRUE(l.validUntilMono);
+  EXPECT_EQ(a->count(Kind::kAcquired), 1);
+  EXPECT_EQ(a->events.back().token, keys[0].createRevision);
+}
+
+TEST_F(EtcdCampaignTest, TheLeaderRenewsEveryPAndItsClaimEndsAtTheLastConfirmedSendPlusR) {
+  auto a = candidate("a");
+  const auto grantSentAt = clock.now();
+  a->campaign.start();
+  settle();
+  ASSERT_TRUE(a->leads());
+  EXPECT_EQ(*a->campaign.leadership().validUntilMono, grantSentAt + 3s);
+  clock.advance(1s);  // the keep-alive, sent at +1 s, confirmed at once
+  EXPECT_EQ(*a->campaign.leadership().validUntilMono, grantSentAt + 1s + 3s);
+  EXPECT_EQ(etcd.count("lease/keepalive"), 1);
+  EXPECT_GE(a->count(Kind::kRenewed), 1);
+  // Keep-alives sent but not answered: the claim ends at the last confirmed send + R, exactly.
+  etcd.latency = 10s;
+  const auto lastConfirmed = clock.now();
+  clock.advance(3s - 1ms);
+  EXPECT_TRUE(a->leads());
+  clock.advance(1ms);
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->count(Kind::kSteppedDown), 1);
+  EXPECT_NE(a->details(Kind::kSteppedDown).find("renew deadline (3s)"), std::string::npos);
+  EXPECT_EQ(clock.now(), lastConfirmed + 3s);
+}
+
+TEST_F(EtcdCampaignTest, ASecondCandidateQueuesAndLeadsAsSoonAsTheLeaderRevokes) {
+  auto a = candidate("a");
+  auto b = candidate("b");
+  a->campaign.start();
+  settle();
+  b->campaign.start();
+  settle();
+  ASSERT_TRUE(a->leads());
+  EXPECT_FALSE(b->leads());
+  EXPECT_EQ(b->campaign.leadership().holder, "a");
+  EXPECT_EQ(b->campaign.leadership().fencingToken, a->token());
+  const auto aToken = a->token();
+  bool stopped = false;
+  a->campaign.stop([&] { stopped = true; });
+  // Stops claiming before anything is sent back.
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->events.back().kind, Kind::kSteppedDown);
+  EXPECT_TRUE(a->events.back().voluntary);
+  const auto stoppedAt = clock.now();
+  settle();
+  EXPECT_TRUE(stopped);
+  ASSERT_TRUE(b->leads());
+  EXPECT_EQ(clock.now(), stoppedAt);  // no waiting for an expiry
+  EXPECT_GT(b->token(), aToken);
+  EXPECT_EQ(etcd.keysUnder("elect/").size(), 1u);
+  EXPECT_EQ(a->count(Kind::kReleased), 1);
+}
+
+TEST_F(EtcdCampaignTest, ACrashedLeaderIsFollowedOnlyOnceItsLeaseExpiredOnTheServer) {
+  auto a = candidate("a");
+  auto b = candidate("b");
+  a->campaign.start();
+  settle();
+  b->campaign.start();
+  settle();
+  clock.advance(1s);  // a's keep-alive
+  const auto lastKeepAlive = clock.now();
+  a.reset();  // kill -9: nothing more from a
+  clock.advance(5s - 1ms);
+  EXPECT_FALSE(b->leads());
+  clock.advance(1ms);  // the lease expires D after the last keep-alive; its key goes with it
+  settle();
+  EXPECT_TRUE(b->leads());
+  EXPECT_EQ(clock.now(), lastKeepAlive + 5s);
+}
+
+TEST_F(EtcdCampaignTest, APausedLeaderSaysFalseWhenItWakesAndItsTermIsOver) {
+  auto a = candidate("a");
+  auto b = candidate("b");
+  a->campaign.start();
+  settle();
+  b->campaign.start();
+  settle();
+  const auto aToken = a->token();
+  const auto aKey = etcd.keysUnder("elect/").front();
+  clock.jump(10s);           // SIGSTOP for 2 x D: nothing ran meanwhile (here: on either candidate)
+  EXPECT_FALSE(a->leads());  // asked before anything ran
+  settle();
+  // a's lease expired on the server and took its key: whoever leads now has a new term.
+  EXPECT_FALSE(etcd.get(aKey.key) && etcd.get(aKey.key)->createRevision == aKey.createRevision);
+  clock.advance(1s);
+  settle();
+  const int leaders = a->leads() + b->leads();
+  ASSERT_EQ(leaders, 1);
+  EXPECT_GT((a->leads() ? a : b)->token(), aToken);
+  EXPECT_GE(a->count(Kind::kSteppedDown), 1);
+}
+
+TEST_F(EtcdCampaignTest, ALeaderCutOffStepsDownByRAndResumesTheSameTermIfItsLeaseLived) {
+  auto a = candidate("a");
+  a->campaign.start();
+  settle();
+  const auto token = a->token();
+  clock.advance(1s);
+  const auto lastConfirmed = clock.now();
+  etcd.setReachable(false);
+  clock.advance(3s - 1ms);
+  EXPECT_TRUE(a->leads());
+  clock.advance(1ms);
+  EXPECT_FALSE(a->leads());
+  EXPECT_GE(a->count(Kind::kRenewFailed), 1);
+  EXPECT_EQ(clock.now(), lastConfirmed + 3s);
+  // Back before the lease expired on the server (D = 5 s after the last keep-alive): nobody
+  // can have led meanwhile, since a's key stayed the oldest, so the term goes on.
+  etcd.setReachable(true);
+  clock.advance(1s);
+  settle();
+  EXPECT_TRUE(a->leads());
+  EXPECT_EQ(a->token(), token);
+  EXPECT_EQ(a->count(Kind::kAcquired), 2);
+}
+
+TEST_F(EtcdCampaignTest, AJoinWhoseAnswerWasLostFindsItsOwnKey) {
+  auto a = candidate("a");
+  a->campaign.start();  // the grant and the first look are applied at once
+  etcd.loseAnswers = true;
+  settle();  // the grant's answer was computed before: it arrives, and the txn goes out
+  ASSERT_EQ(etcd.count("kv/txn"), 1);
+  EXPECT_FALSE(a->leads());
+  etcd.loseAnswers = false;
+  clock.advance(1s);
+  settle();
+  EXPECT_EQ(etcd.count("kv/txn"), 2);
+  ASSERT_TRUE(a->leads());
+  EXPECT_EQ(etcd.keysUnder("elect/").size(), 1u);
+  EXPECT_EQ(a->token(), etcd.keysUnder("elect/")[0].createRevision);
+}
+
+TEST_F(EtcdCampaignTest, AKeyWithoutALeaseBlocksTheElectionAndIsNamed) {
+  etcd.put("elect/zzz", "left behind");
+  auto a = candidate("a");
+  a->campaign.start();
+  settle();
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->campaign.leadership().holder, "left behind");
+  const std::string said = a->details(Kind::kStoreFailed);
+  EXPECT_NE(said.find("elect/zzz is not attached to a lease"), std::string::npos) << said;
+  EXPECT_NE(said.find("--lease-name"), std::string::npos) << said;
+  etcd.remove("elect/zzz");
+  settle();
+  EXPECT_TRUE(a->leads());
+}
+
+TEST_F(EtcdCampaignTest, AKeyDeletedBySomebodyElseEndsTheClaimAtOnce) {
+  auto a = candidate("a");
+  a->campaign.start();
+  settle();
+  const auto token = a->token();
+  const auto key = *a->campaign.key();
+  etcd.remove(key);
+  settle();
+  // It queued again with a new key (a new term, a higher token), alone, so it leads again.
+  EXPECT_EQ(a->count(Kind::kSteppedDown), 1);
+  ASSERT_TRUE(a->leads());
+  EXPECT_GT(a->token(), token);
+  EXPECT_EQ(*a->campaign.key(), key);  // the same name (the same lease), created anew
+}
+
+TEST_F(EtcdCampaignTest, AnIneligibleCandidateHoldsALeaseButNoKeyUntilReconsidered) {
+  auto a = candidate("a");
+  bool eligible = false;
+  a->campaign.setEligibility([&] { return eligible; });
+  a->campaign.start();
+  settle();
+  EXPECT_EQ(etcd.count("kv/txn"), 0);
+  EXPECT_FALSE(a->campaign.key());
+  EXPECT_FALSE(a->leads());
+  eligible = true;
+  a->campaign.reconsider();
+  settle();
+  EXPECT_TRUE(a->leads());
+}
+
+TEST_F(EtcdCampaignTest, ReleaseForACooldownLetsTheNextLeadAndQueuesAgainAfterIt) {
+  auto a = candidate("a");
+  auto b = candidate("b");
+  a->campaign.start();
+  settle();
+  b->campaign.start();
+  settle();
+  bool released = false;
+  a->campaign.releaseFor(2s, [&] { released = true; });
+  settle();
+  EXPECT_TRUE(released);
+  EXPECT_TRUE(b->leads());
+  EXPECT_FALSE(a->campaign.key());
+  clock.advance(2s);
+  settle();
+  ASSERT_TRUE(a->campaign.key());
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->campaign.leadership().holder, "b");
+}
+
+TEST_F(EtcdCampaignTest, AWatchThatEndsIsOpenedAgainAndMissesNothing) {
+  auto a = candidate("a");
+  auto b = candidate("b");
+  a->campaign.start();
+  settle();
+  b->campaign.start();
+  settle();
+  etcd.endWatches("the member went away");
+  settle();
+  a->campaign.stop(nullptr);  // b's watch is down: only its next look tells it
+  settle();
+  EXPECT_FALSE(b->leads());
+  clock.advance(1s);
+  settle();
+  EXPECT_TRUE(b->leads());
+  EXPECT_NE(b->details(Kind::kStoreFailed).find("the member went away"), std::string::npos);
+}
+
+TEST_F(EtcdCampaignTest, ImpossibleSettingsAreRefusedWithTheirReason) {
+  auto bad = timings();
+  bad.renewDeadline = 6s;  // R >= D
+  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"a", "elect", bad})),
+               std::invalid_argument);
+  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"", "elect", timings()})),
+               std::invalid_argument);
+  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"a", "", timings()})),
+               std::invalid_argument);
+}
+
+// Three candidates, each on its own link to the store, under random faults (one candidate cut
+// off, the whole store unreachable, latency, lost answers, stops, crashes and restarts): at
+// every step at most one claims, and each new term's token is above every earlier one.
+TEST_F(EtcdCampaignTest, UnderRandomFaultsTwoClaimsNeverOverlapAndTokensOnlyGoUp) {
+  struct Replica {
+    std::unique_ptr<test::MemoryEtcd::Link> link;
+    std::unique_ptr<EtcdCampaign> campaign;
+  };
+  int overlapsChecked = 0;
+  int allTerms = 0;
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    std::mt19937 random(seed);
+    time::FakeClock localClock;
+    test::MemoryEtcd localEtcd(localClock);
+    std::vector<Replica> rs(3);
+    const auto restart = [&](std::size_t i) {
+      rs[i].campaign.reset();
+      rs[i].link = std::make_unique<test::MemoryEtcd::Link>(localEtcd);
+      rs[i].campaign = std::make_unique<EtcdCampaign>(
+          localClock, *rs[i].link,
+          EtcdCampaignConfig{std::string(1, static_cast<char>('a' + i)), "elect", timings()});
+      rs[i].campaign->start();
+    };
+    for (std::size_t i = 0; i < rs.size(); ++i)
+      restart(i);
+    std::int64_t highestToken = 0;
+    std::string lastHolder;
+    int terms = 0;
+    for (int step = 0; step < 1000; ++step) {
+      const int dice = static_cast<int>(random() % 100);
+      const std::size_t who = random() % rs.size();
+      if (dice < 4) rs[who].link->setReachable(!rs[who].link->reachable());
+      if (dice == 4) localEtcd.setReachable(random() % 2 == 0);
+      if (dice == 5) localEtcd.loseAnswers = random() % 3 == 0;
+      if (dice == 6) localEtcd.latency = std::chrono::milliseconds(random() % 2500);
+      if (dice == 7) rs[who].campaign->stop(nullptr);
+      if (dice == 8) restart(who);  // kill -9 and a new process
+      localClock.advance(100ms);
+      int leaders = 0;
+      for (const auto& r : rs) {
+        const auto l = r.campaign->leadership();
+        if (!l.leader) continue;
+        ++leaders;
+        if (*l.fencingToken != highestToken || l.identity != lastHolder) {
+          ASSERT_GT(*l.fencingToken, highestToken) << "seed " << seed << " step " << step;
+          highestToken = *l.fencingToken;
+          lastHolder = l.identity;
+          ++terms;
+        }
+      }
+      overlapsChecked += leaders > 0;
+      ASSERT_LE(leaders, 1) << "seed " << seed << " step " << step;
+    }
+    EXPECT_GT(terms, 0) << "seed " << seed;
+    allTerms += terms;
+  }
+  // Enough leadership to have tested something: steps with a leader, changes of term.
+  EXPECT_GT(overlapsChecked, 1000);
+  EXPECT_GT(allTerms, 50);
+}
+
+}  // namespace
+}  // namespace leasehold::etcd
