@@ -196,15 +196,31 @@ class Monitor(threading.Thread):
         self.offset = 0
         self.stop_event = threading.Event()
         self.lock = threading.Lock()
+        # Its own pace, for a failure's message (describe): when the loop last went round and
+        # its longest time between two rounds, which a blocked /proc read would show.
+        self.last_round = None
+        self.longest_gap = (0.0, None)
 
     def run(self):
         tick = 0
         while not self.stop_event.is_set():
+            now = time.time()
+            if self.last_round is not None and now - self.last_round > self.longest_gap[0]:
+                self.longest_gap = (now - self.last_round, self.last_round)
+            self.last_round = now
             if tick % 4 == 0:
                 self.scan()
             self.watch_groups()
             tick += 1
             self.stop_event.wait(0.005)
+
+    def describe(self):
+        """What this Monitor saw and how it kept up, for a failed wait's message."""
+        gap, at = self.longest_gap
+        since = f"{time.time() - self.last_round:.2f}s ago" if self.last_round else "never"
+        when = f" (from {at:.3f})" if at else ""
+        return (f"monitor: alive={self.is_alive()}, last round {since}, longest gap between "
+                f"rounds {gap:.2f}s{when}, instances {self.all()}")
 
     def watch_groups(self):
         with self.lock:
