@@ -24,6 +24,10 @@ std::string_view toString(FollowerMode mode) {
   return mode == FollowerMode::Poll ? "poll" : "watch";
 }
 
+std::string_view toString(Store store) {
+  return store == Store::Etcd ? "etcd" : "kubernetes";
+}
+
 std::string_view toString(RestartPolicy policy) {
   switch (policy) {
     case RestartPolicy::Never:

@@ -16,14 +16,16 @@ enum class LogFormat { Text, Json };
 enum class LogLevel { Debug, Info, Warn, Error };
 enum class FollowerMode { Watch, Poll };
 enum class RestartPolicy { Never, OnFailure, Always };
+enum class Store { Kubernetes, Etcd };
 
 std::string_view toString(LogFormat format);
 std::string_view toString(LogLevel level);
 std::string_view toString(FollowerMode mode);
 std::string_view toString(RestartPolicy policy);
+std::string_view toString(Store store);
 
 struct Config {
-  std::string leaseName;  // required; DNS-1123 subdomain
+  std::string leaseName;  // required; DNS-1123 subdomain (with --store etcd: the election's name)
   // Unset: main resolves $POD_NAMESPACE, else the cluster access's namespace (the
   // service-account namespace file in-cluster, the context's from a kubeconfig), else "default".
   std::optional<std::string> leaseNamespace;
@@ -60,6 +62,17 @@ struct Config {
   // --coordinated-version: what the LeaseCandidate announces (binaryVersion, emulationVersion);
   // empty: leasehold's own version.
   std::string coordinatedVersion;
+
+  // --store etcd: the lock lives in etcd v3 (etcd/EtcdCampaign) instead of a Lease. The TLS
+  // material and the password are files, read at start; the password never reaches the
+  // Config (it may be printed).
+  Store store = Store::Kubernetes;
+  std::vector<std::string> etcdEndpoints;  // http:// or https:// URLs
+  std::string etcdCacert;
+  std::string etcdCert;
+  std::string etcdKey;
+  std::string etcdUser;
+  std::string etcdPasswordFile;
 
   // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
   // (supervise::Supervisor). The settings below are rejected without it.

@@ -201,6 +201,49 @@ const std::vector<Setting>& settings() {
        "Shard mode: a shard that moves away is dropped from /shards at once and released this "
        "much later (default 0s)",
        duration([](Config& c) -> time::Duration& { return c.shardDrain; })},
+      {"store", "store", ValueKind::Choice, "kubernetes|etcd",
+       "Where the lock lives: a Kubernetes Lease, or an election in etcd v3 (etcd's own layout, "
+       "NAME/<lease id>, shared with `etcdctl elect NAME`; default kubernetes)",
+       choice(&Config::store, {Store::Kubernetes, Store::Etcd})},
+      {"etcd-endpoints", "etcdEndpoints", ValueKind::Text, "URL[,URL...]",
+       "With --store etcd: the members' client URLs, http:// or https:// (required)",
+       [](Config& c, const std::string& value) -> std::optional<std::string> {
+         c.etcdEndpoints.clear();
+         std::size_t from = 0;
+         while (from <= value.size()) {
+           const auto comma = std::min(value.find(',', from), value.size());
+           std::string url = value.substr(from, comma - from);
+           url.erase(0, url.find_first_not_of(' '));
+           url.erase(url.find_last_not_of(' ') + 1);
+           if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+             return "\"" + url + "\" is not an http:// or https:// URL";
+           }
+           if (url.find_first_of("?#") != std::string::npos) {
+             return "\"" + url + "\": a query or fragment has no meaning here";
+           }
+           c.etcdEndpoints.push_back(std::move(url));
+           from = comma + 1;
+         }
+         return std::nullopt;
+       }},
+      {"etcd-cacert", "etcdCacert", ValueKind::Text, "PATH",
+       "With --store etcd: verify the members' certificates against this CA bundle instead of "
+       "the system's CA certificates",
+       text(&Config::etcdCacert)},
+      {"etcd-cert", "etcdCert", ValueKind::Text, "PATH",
+       "With --store etcd: client certificate for TLS (with --etcd-key; default: off)",
+       text(&Config::etcdCert)},
+      {"etcd-key", "etcdKey", ValueKind::Text, "PATH",
+       "With --store etcd: the client certificate's private key (default: off)",
+       text(&Config::etcdKey)},
+      {"etcd-user", "etcdUser", ValueKind::Text, "NAME",
+       "With --store etcd: authenticate as this etcd user, with the password from "
+       "--etcd-password-file (default: off)",
+       text(&Config::etcdUser)},
+      {"etcd-password-file", "etcdPasswordFile", ValueKind::Text, "PATH",
+       "With --store etcd: the file holding --etcd-user's password (one line; never a flag "
+       "value; default: off)",
+       text(&Config::etcdPasswordFile)},
       // Run mode only (kRunOnly).
       {"kill-grace", "killGrace", ValueKind::Duration, "DURATION",
        "When leadership ends, SIGTERM to the command's process group, SIGKILL this much later; "
@@ -327,10 +370,21 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     if (it != origins.end() && it->second != text) text += " (from " + it->second + ")";
     return text;
   };
+  const bool etcd = config.store == Store::Etcd;
   if (config.leaseName.empty() && !unparsed.contains("lease-name")) {
     problems.push_back("--lease-name is required (or " +
                        ConfigLoader::environmentName("lease-name") +
                        ", or leaseName in the config file)");
+  } else if (etcd) {
+    // etcd keys are bytes; the name must only be one that `etcdctl elect NAME` can name too.
+    if (config.leaseName.back() == '/' || !isValidUtf8(config.leaseName) ||
+        std::any_of(config.leaseName.begin(), config.leaseName.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      problems.push_back(name("lease-name") + " with " + name("store") + " etcd: \"" +
+                         config.leaseName +
+                         "\" must be printable UTF-8 and not end with '/' (the election's keys "
+                         "are NAME/<lease id>)");
+    }
   } else if (!config.leaseName.empty()) {
     if (auto problem = KubernetesNameRules::dns1123Subdomain(config.leaseName)) {
       problems.push_back(name("lease-name") + ": \"" + config.leaseName + "\" " + *problem);
@@ -397,8 +451,46 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
       }
     }
   }
+  if (etcd) {
+    if (config.etcdEndpoints.empty() && !unparsed.contains("etcd-endpoints")) {
+      problems.push_back(name("store") + " etcd needs " + name("etcd-endpoints"));
+    }
+    if (config.etcdCert.empty() != config.etcdKey.empty()) {
+      problems.push_back(name(config.etcdCert.empty() ? "etcd-key" : "etcd-cert") +
+                         ": only together with " +
+                         name(config.etcdCert.empty() ? "etcd-cert" : "etcd-key"));
+    }
+    if (config.etcdUser.empty() != config.etcdPasswordFile.empty()) {
+      problems.push_back(name(config.etcdUser.empty() ? "etcd-password-file" : "etcd-user") +
+                         ": only together with " +
+                         name(config.etcdUser.empty() ? "etcd-user" : "etcd-password-file"));
+    }
+    // What only a Kubernetes Lease has, or what is not built on etcd yet: each named.
+    std::string clash;
+    const auto refuse = [&](const std::string& flag, bool set) {
+      if (set) clash += (clash.empty() ? "" : ", ") + name(flag);
+    };
+    refuse("lease-namespace", config.leaseNamespace.has_value());
+    refuse("kubeconfig", config.kubeconfig.has_value());
+    refuse("context", config.context.has_value());
+    refuse("pod-label", !config.podLabel.empty());
+    refuse("follower-mode", config.followerMode == FollowerMode::Poll);
+    refuse("coordinated", config.coordinated);
+    refuse("shards", config.shards > 0);
+    if (!clash.empty()) {
+      problems.push_back(name("store") + " etcd cannot be used with " + clash +
+                         " (Kubernetes only; --shards on etcd is not built yet)");
+    }
+  } else {
+    for (const char* flag : {"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user",
+                             "etcd-password-file"}) {
+      if (origins.contains(flag) || unparsed.contains(flag)) {
+        problems.push_back(name(flag) + ": only with --store etcd");
+      }
+    }
+  }
   if (config.shards > 0) {
-    if (!config.leaseName.empty()) {
+    if (!config.leaseName.empty() && !etcd) {
       if (auto problem = KubernetesNameRules::dns1123Label(config.leaseName)) {
         problems.push_back(name("lease-name") + " with " + name("shards") + ": \"" +
                            config.leaseName + "\" " + *problem +

@@ -51,6 +51,21 @@ std::string ConfigPrinter::print(const Config& config) {
     out << YAML::Key << "shards" << YAML::Value << config.shards;
     out << YAML::Key << "shardDrain" << YAML::Value << time::formatDuration(config.shardDrain);
   }
+  out << YAML::Key << "store" << YAML::Value << std::string(toString(config.store));
+  if (config.store == Store::Etcd) {
+    std::string endpoints;  // as the flag takes them, so that the output works as a file
+    for (const auto& url : config.etcdEndpoints)
+      endpoints += (endpoints.empty() ? "" : ",") + url;
+    out << YAML::Key << "etcdEndpoints" << YAML::Value << endpoints;
+    const auto path = [&out](const char* key, const std::string& value) {
+      out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+    };
+    path("etcdCacert", config.etcdCacert);
+    path("etcdCert", config.etcdCert);
+    path("etcdKey", config.etcdKey);
+    path("etcdUser", config.etcdUser);
+    path("etcdPasswordFile", config.etcdPasswordFile);  // the path, never the password
+  }
   if (config.runMode) {
     // The command itself is not printed: its arguments may carry secrets.
     out << YAML::Key << "killGrace" << YAML::Value << time::formatDuration(config.killGrace);

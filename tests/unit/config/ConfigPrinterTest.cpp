@@ -30,7 +30,8 @@ TEST(ConfigPrinter, PrintsEveryKeyWithDefaults) {
             "podLabel: \"\"\n"
             "followerMode: watch\n"
             "logFormat: text\n"
-            "logLevel: info\n");
+            "logLevel: info\n"
+            "store: kubernetes\n");
 }
 
 TEST(ConfigPrinter, OutputLoadsBackAsTheSameConfig) {

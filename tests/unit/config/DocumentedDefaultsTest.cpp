@@ -58,6 +58,8 @@ const std::map<std::string, std::string>& withoutDefault() {
       {"context", "unset: the kubeconfig's current-context, which --help cannot name"},
       {"print-config", "an action, not a setting"},
       {"exit-on-loss", "a switch: absent means off"},
+      {"etcd-endpoints", "required with --store etcd"},
+      {"etcd-cacert", "unset: the system's CA certificates, as its help text says"},
   };
   return table;
 }
@@ -75,6 +77,10 @@ const std::map<std::string, std::string>& checkedElsewhere() {
 const std::map<std::string, std::vector<std::string>>& shownOnlyWith() {
   static const std::map<std::string, std::vector<std::string>> table = {
       {"shard-drain", {"--shards", "2"}},
+      {"etcd-cert", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
+      {"etcd-key", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
+      {"etcd-user", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
+      {"etcd-password-file", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
   };
   return table;
 }
