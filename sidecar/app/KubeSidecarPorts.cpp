@@ -2,11 +2,10 @@
 
 #include <memory>
 
+#include "app/StatusFilePorts.h"
 #include "kube/EventRecorder.h"
 #include "kube/LeaseClient.h"
 #include "kube/LeaseElection.h"
-#include "publish/StatusFile.h"
-#include "publish/StatusFileWriter.h"
 
 namespace leasehold::app {
 
@@ -56,19 +55,7 @@ SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
         [labeler](auto budget, auto done) { labeler->drain(budget, std::move(done)); }};
   }
 
-  if (!setup.statusFile.empty()) {
-    // Written off the loop (fsync on a slow volume must not delay a renewal), on the one
-    // thread besides the loop.
-    auto file = std::make_shared<publish::StatusFile>(setup.statusFile);
-    auto writer = std::make_shared<publish::StatusFileWriter>(
-        [file](const std::string& content) { return file->write(content); }, worker);
-    ports.statusFile = {file->path(),
-                        [writer](const std::string& content) { return writer->writeNow(content); },
-                        [writer](std::string content, auto outcome) {
-                          writer->write(std::move(content), std::move(outcome));
-                        },
-                        [writer](auto done) { writer->flush(std::move(done)); }};
-  }
+  if (!setup.statusFile.empty()) ports.statusFile = makeStatusFilePort(setup.statusFile, worker);
   return ports;
 }
 

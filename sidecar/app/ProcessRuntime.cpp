@@ -7,20 +7,23 @@
 
 namespace leasehold::app {
 
-ProcessRuntime::ProcessRuntime(const cluster::RestConfig& rest, const log::Logger& logger)
-    : worker([this](auto f) { boost::asio::post(io, std::move(f)); }),
-      api(io, rest, std::string("leasehold/") + LEASEHOLD_VERSION, metrics, logger, worker) {
+LoopRuntime::LoopRuntime(const log::Logger& logger)
+    : worker([this](auto f) { boost::asio::post(io, std::move(f)); }) {
   if (clock.rate() != 1.0) {
     logger.warn("TEST HOOK ACTIVE: scaled monotonic clock",
                 {{"rate", std::to_string(clock.rate())}});
   }
 }
 
-std::function<double()> ProcessRuntime::random01() {
+ProcessRuntime::ProcessRuntime(const cluster::RestConfig& rest, const log::Logger& logger)
+    : LoopRuntime(logger),
+      api(io, rest, std::string("leasehold/") + LEASEHOLD_VERSION, metrics, logger, worker) {}
+
+std::function<double()> LoopRuntime::random01() {
   return [this] { return std::uniform_real_distribution<double>(0, 1)(rng); };
 }
 
-void ProcessRuntime::run() {
+void LoopRuntime::run() {
   runtime::keepOnlyTouchedCodeResident();
   const auto settled = runtime::keepOnlyTouchedCodeResidentAfter(clock, runtime::kStartupOver);
   io.run();

@@ -18,10 +18,11 @@
 
 namespace leasehold::app {
 
-struct ProcessRuntime {
-  ProcessRuntime(const cluster::RestConfig& rest, const log::Logger& logger);
-  ProcessRuntime(const ProcessRuntime&) = delete;
-  ProcessRuntime& operator=(const ProcessRuntime&) = delete;
+// What every process stands on, whichever store it uses.
+struct LoopRuntime {
+  explicit LoopRuntime(const log::Logger& logger);
+  LoopRuntime(const LoopRuntime&) = delete;
+  LoopRuntime& operator=(const LoopRuntime&) = delete;
 
   // A uniform draw in [0, 1) for the elector's jitter; valid while the runtime lives.
   std::function<double()> random01();
@@ -34,6 +35,12 @@ struct ProcessRuntime {
   std::mt19937_64 rng{std::random_device{}()};
   publish::Metrics metrics;
   runtime::BlockingWorker worker;
+};
+
+// A process on Kubernetes: the loop and the two API connections.
+struct ProcessRuntime : LoopRuntime {
+  ProcessRuntime(const cluster::RestConfig& rest, const log::Logger& logger);
+
   ApiConnections api;
 };
 

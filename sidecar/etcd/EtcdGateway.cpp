@@ -219,6 +219,7 @@ void EtcdGateway::send(std::shared_ptr<Operation> op) {
       [this, alive, op, member](net::HttpsClient::Result result) {
         if (alive.expired()) return;
         bool nothingSent = false;
+        answered_ = answered_ || result.ok();
         EtcdReply reply = replyFrom(result, members_[member].url, nothingSent);
         if (reply.code == kCodeUnauthenticated && credentials_ && !op->reauthenticated) {
           // The token expired or the member forgot it: authenticate again, once.

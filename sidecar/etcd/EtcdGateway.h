@@ -66,6 +66,8 @@ class EtcdGateway final : public EtcdTransport {
                                    std::chrono::milliseconds openDeadline,
                                    std::chrono::milliseconds idleTimeout) override;
 
+  // Whether any member has answered anything yet (/readyz).
+  bool answered() const { return answered_; }
   // The member the next call goes to.
   const std::string& currentEndpoint() const { return members_[current_].url; }
 
@@ -102,6 +104,7 @@ class EtcdGateway final : public EtcdTransport {
   std::deque<TokenReady> waitingForToken_;
   std::optional<std::string> configurationError_;
   bool shutDown_ = false;
+  bool answered_ = false;
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 

@@ -39,8 +39,13 @@ std::string leadershipJson(const election::Leadership& l, const LeaseName& lease
   }
   field(out, "fencingToken");
   out += l.fencingToken ? std::to_string(*l.fencingToken) : "null";
-  field(out, "namespace");
-  log::appendJsonString(out, lease.ns);
+  if (lease.store.empty()) {
+    field(out, "namespace");
+    log::appendJsonString(out, lease.ns);
+  } else {
+    field(out, "store");
+    log::appendJsonString(out, lease.store);
+  }
   field(out, "lease");
   log::appendJsonString(out, lease.name);
   if (l.acquireTime) {

@@ -1,0 +1,85 @@
+#include "app/EtcdSidecarProcess.h"
+
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "app/LockProcess.h"
+#include "app/StatusFilePorts.h"
+#include "etcd/EtcdCampaign.h"
+#include "etcd/EtcdGateway.h"
+#include "net/WorkerHostResolver.h"
+
+namespace leasehold::app {
+namespace {
+
+// The whole file, or why not (naming the flag).
+std::optional<std::string> readFile(const std::string& flag, const std::string& path,
+                                    std::string& problem) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  if (in) content << in.rdbuf();
+  if (!in || in.bad()) {
+    problem = "--" + flag + ": cannot read " + path;
+    return std::nullopt;
+  }
+  return content.str();
+}
+
+}  // namespace
+
+int runEtcdSidecarProcess(const config::Config& cfg, const log::Logger& logger) {
+  LoopRuntime rt(logger);
+  std::string problem;
+  etcd::EtcdGateway::Options options;
+  options.endpoints = cfg.etcdEndpoints;
+  for (const auto& [flag, path, pem] :
+       {std::tuple{"etcd-cacert", &cfg.etcdCacert, &options.tls.caPem},
+        std::tuple{"etcd-cert", &cfg.etcdCert, &options.tls.clientCertPem},
+        std::tuple{"etcd-key", &cfg.etcdKey, &options.tls.clientKeyPem}}) {
+    if (path->empty()) continue;
+    auto content = readFile(flag, *path, problem);
+    if (!content) return failToStart(problem);
+    *pem = std::move(*content);
+  }
+  if (!cfg.etcdUser.empty()) {
+    auto password = readFile("etcd-password-file", cfg.etcdPasswordFile, problem);
+    if (!password) return failToStart(problem);
+    while (!password->empty() && (password->back() == '\n' || password->back() == '\r'))
+      password->pop_back();
+    if (password->empty()) {
+      return failToStart("--etcd-password-file: " + cfg.etcdPasswordFile + " is empty");
+    }
+    options.credentials = etcd::EtcdGateway::Credentials{cfg.etcdUser, std::move(*password)};
+  }
+  net::WorkerHostResolver resolver(rt.worker);
+  options.resolver = &resolver;
+  etcd::EtcdGateway gateway(rt.io, rt.clock, std::move(options));
+  if (gateway.configurationError()) return failToStart(*gateway.configurationError());
+
+  SidecarConfig sidecarConfig{
+      {election::Identity{cfg.identity}, cfg.timings, election::FollowerMode::kWatch},
+      {"", cfg.leaseName, "etcd"},
+      cfg.releaseCooldown};
+  LockStore store;
+  store.ports.candidacy = std::make_unique<etcd::EtcdCampaign>(
+      rt.clock, gateway, etcd::EtcdCampaignConfig{cfg.identity, cfg.leaseName, cfg.timings});
+  // Kubernetes Events have no counterpart on etcd: the log says it all.
+  store.ports.events = {[](std::string) {}, [](auto, auto done) { done(); }};
+  if (!cfg.statusFile.empty())
+    store.ports.statusFile = makeStatusFilePort(cfg.statusFile, rt.worker);
+  store.answered = [&gateway] { return gateway.answered(); };
+  store.shutdown = [&gateway] { gateway.shutdown(); };
+  std::string endpoints;
+  for (const auto& url : cfg.etcdEndpoints)
+    endpoints += (endpoints.empty() ? "" : ",") + url;
+  store.starting = {{"store", "etcd"},
+                    {"election", cfg.leaseName},
+                    {"endpoints", endpoints},
+                    {"user", cfg.etcdUser.empty() ? "(none)" : cfg.etcdUser}};
+  return serveLock(rt, cfg, std::move(sidecarConfig), std::move(store), logger);
+}
+
+}  // namespace leasehold::app
