@@ -153,6 +153,14 @@ void EtcdCampaign::keepAlive() {
            return onLeaseGone("etcd does not know the lease any more");
          if (!reply.ok()) trouble("keeping the lease alive", reply);
          if (lastLeader_) emit(ElectorEvent::Kind::kRenewFailed, "keep-alive: " + reply.message);
+         if (reply.kind == EtcdReply::Kind::kUnavailable && watch_) {
+           // The member that did not answer may hold the watch too, silently (a partition
+           // ends no stream): watch again from the next look at the queue, on the member the
+           // transport turned to.
+           watch_->cancel();
+           watch_.reset();
+           refresh();
+         }
        });
 }
 

@@ -300,6 +300,27 @@ TEST_F(EtcdCampaignTest, AWatchThatEndsIsOpenedAgainAndMissesNothing) {
   EXPECT_NE(b->details(Kind::kStoreFailed).find("the member went away"), std::string::npos);
 }
 
+TEST_F(EtcdCampaignTest, AKeepAliveWithoutAnswerMovesTheWatchAsWell) {
+  auto a = candidate("a");
+  auto b = candidate("b");
+  a->campaign.start();
+  settle();
+  b->campaign.start();
+  settle();
+  // b's member is cut off without a reset: its watch stays open and says nothing more, and
+  // b's next keep-alive gets no answer.
+  etcd.freezeWatches();
+  EtcdReply none;
+  none.message = "no answer from memory: timed out";
+  etcd.failNext("lease/keepalive", none);
+  etcd.failNext("lease/keepalive", none);  // a's and b's, whichever goes first
+  clock.advance(1s);
+  settle();
+  a->campaign.stop(nullptr);
+  settle();
+  EXPECT_TRUE(b->leads()) << "b heard of the revoke on a watch it opened again";
+}
+
 TEST_F(EtcdCampaignTest, ImpossibleSettingsAreRefusedWithTheirReason) {
   auto bad = timings();
   bad.renewDeadline = 6s;  // R >= D

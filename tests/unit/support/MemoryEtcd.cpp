@@ -55,6 +55,7 @@ struct MemoryEtcd::Watcher final : EtcdWatch {
   Revision next = 0;
   EtcdWatchCallbacks callbacks;
   bool live = true;
+  bool frozen = false;
   void cancel() override { live = false; }
   bool active() const override { return live; }
 };
@@ -296,6 +297,7 @@ void MemoryEtcd::record(Event e) {
 }
 
 void MemoryEtcd::pump(Watcher& w) {
+  if (w.frozen) return;
   WatchMessage m;
   for (const auto& e : history_) {
     if (e.revision < w.next || !inRange(e.kv.key, w.from, w.end)) continue;
@@ -393,6 +395,11 @@ void MemoryEtcd::Link::setReachable(bool reachable) {
     });
   }
   watches_.clear();
+}
+
+void MemoryEtcd::freezeWatches() {
+  for (auto& w : watchers_)
+    w->frozen = true;
 }
 
 void MemoryEtcd::endWatches(const std::string& why) {

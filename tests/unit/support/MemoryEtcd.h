@@ -42,6 +42,9 @@ class MemoryEtcd final : public EtcdTransport {
   bool leaseAlive(LeaseId id) const { return leases_.count(id) != 0; }
   // Ends every open watch (the member went away); later watches open normally.
   void endWatches(const std::string& why);
+  // The open watches stay open but say nothing more (a member cut off without a reset: no
+  // stream ends); later watches work.
+  void freezeWatches();
 
   // One client's own path to the store, which can be cut alone (a partition of that client):
   // while cut, its calls are not applied and answer kUnavailable, and its watches end.
