@@ -169,8 +169,8 @@ void EtcdCampaign::onDeadline() {
                        ") passed without a confirmed keep-alive");
 }
 
-void EtcdCampaign::onLeaseGone(const std::string& why) {
-  ++generation_;
+void EtcdCampaign::dropLease() {
+  ++generation_;  // answers about the lease still on their way are ignored
   lease_.reset();
   own_.reset();
   ownIsLowest_ = false;
@@ -178,6 +178,10 @@ void EtcdCampaign::onLeaseGone(const std::string& why) {
   joining_ = false;
   keepAliveTimer_->disarm();
   deadlineTimer_->disarm();
+}
+
+void EtcdCampaign::onLeaseGone(const std::string& why) {
+  dropLease();
   noteLeadershipChange(why);
   EtcdReply r;
   r.message = why;
@@ -364,8 +368,6 @@ void EtcdCampaign::beginRelease(std::optional<time::Duration> cooldown,
   releasing_ = true;
   cooldownTime_ = cooldown.value_or(time::Duration::zero());
   retryTimer_->disarm();
-  keepAliveTimer_->disarm();
-  deadlineTimer_->disarm();
   cooldownTimer_->disarm();
   if (stopped_ && watch_) {
     watch_->cancel();
@@ -374,12 +376,7 @@ void EtcdCampaign::beginRelease(std::optional<time::Duration> cooldown,
   // Stop claiming first: whoever asks from now on hears leader=false.
   noteLeadershipChange("releasing the lease", /*voluntary=*/true);
   const std::optional<LeaseId> id = lease_ ? std::optional<LeaseId>(lease_->id) : std::nullopt;
-  ++generation_;
-  lease_.reset();
-  own_.reset();
-  ownIsLowest_ = false;
-  keepAliveInFlight_ = false;
-  joining_ = false;
+  dropLease();
   if (!id) return finishRelease();  // a grant in flight revokes its lease when it comes
   call("lease/revoke", encodeLeaseId(*id), true, [this](EtcdReply reply) {
     if (reply.ok() || reply.code == kCodeNotFound) {

@@ -85,6 +85,8 @@ class EtcdCampaign final : public election::Candidacy {
   void refresh();
   void openWatch(Revision from);
   void onWatch(const WatchMessage& m);
+  // Forgets the lease and our key (the lease expired, or is being revoked).
+  void dropLease();
   void onLeaseGone(const std::string& why);
   void beginRelease(std::optional<time::Duration> cooldown, std::function<void()> done);
   void finishRelease();

@@ -54,6 +54,16 @@ class EtcdCampaignTest : public ::testing::Test {
   std::unique_ptr<Candidate> candidate(const std::string& name) {
     return std::make_unique<Candidate>(clock, etcd, name);
   }
+  // a, then b once a leads: a leads, b queues behind it.
+  std::pair<std::unique_ptr<Candidate>, std::unique_ptr<Candidate>> leaderAndFollower() {
+    auto a = candidate("a");
+    auto b = candidate("b");
+    a->campaign.start();
+    settle();
+    b->campaign.start();
+    settle();
+    return {std::move(a), std::move(b)};
+  }
   // Lets every answer that is due arrive (the fake's latency is zero unless a test sets it).
   void settle() {
     for (int i = 0; i < 20; ++i)
@@ -110,12 +120,7 @@ TEST_F(EtcdCampaignTest, TheLeaderRenewsEveryPAndItsClaimEndsAtTheLastConfirmedS
 }
 
 TEST_F(EtcdCampaignTest, ASecondCandidateQueuesAndLeadsAsSoonAsTheLeaderRevokes) {
-  auto a = candidate("a");
-  auto b = candidate("b");
-  a->campaign.start();
-  settle();
-  b->campaign.start();
-  settle();
+  auto [a, b] = leaderAndFollower();
   ASSERT_TRUE(a->leads());
   EXPECT_FALSE(b->leads());
   EXPECT_EQ(b->campaign.leadership().holder, "a");
@@ -138,12 +143,7 @@ TEST_F(EtcdCampaignTest, ASecondCandidateQueuesAndLeadsAsSoonAsTheLeaderRevokes)
 }
 
 TEST_F(EtcdCampaignTest, ACrashedLeaderIsFollowedOnlyOnceItsLeaseExpiredOnTheServer) {
-  auto a = candidate("a");
-  auto b = candidate("b");
-  a->campaign.start();
-  settle();
-  b->campaign.start();
-  settle();
+  auto [a, b] = leaderAndFollower();
   clock.advance(1s);  // a's keep-alive
   const auto lastKeepAlive = clock.now();
   a.reset();  // kill -9: nothing more from a
@@ -156,12 +156,7 @@ TEST_F(EtcdCampaignTest, ACrashedLeaderIsFollowedOnlyOnceItsLeaseExpiredOnTheSer
 }
 
 TEST_F(EtcdCampaignTest, APausedLeaderSaysFalseWhenItWakesAndItsTermIsOver) {
-  auto a = candidate("a");
-  auto b = candidate("b");
-  a->campaign.start();
-  settle();
-  b->campaign.start();
-  settle();
+  auto [a, b] = leaderAndFollower();
   const auto aToken = a->token();
   const auto aKey = etcd.keysUnder("elect/").front();
   clock.jump(10s);           // SIGSTOP for 2 x D: nothing ran meanwhile (here: on either candidate)
@@ -263,12 +258,7 @@ TEST_F(EtcdCampaignTest, AnIneligibleCandidateHoldsALeaseButNoKeyUntilReconsider
 }
 
 TEST_F(EtcdCampaignTest, ReleaseForACooldownLetsTheNextLeadAndQueuesAgainAfterIt) {
-  auto a = candidate("a");
-  auto b = candidate("b");
-  a->campaign.start();
-  settle();
-  b->campaign.start();
-  settle();
+  auto [a, b] = leaderAndFollower();
   bool released = false;
   a->campaign.releaseFor(2s, [&] { released = true; });
   settle();
@@ -283,12 +273,7 @@ TEST_F(EtcdCampaignTest, ReleaseForACooldownLetsTheNextLeadAndQueuesAgainAfterIt
 }
 
 TEST_F(EtcdCampaignTest, AWatchThatEndsIsOpenedAgainAndMissesNothing) {
-  auto a = candidate("a");
-  auto b = candidate("b");
-  a->campaign.start();
-  settle();
-  b->campaign.start();
-  settle();
+  auto [a, b] = leaderAndFollower();
   etcd.endWatches("the member went away");
   settle();
   a->campaign.stop(nullptr);  // b's watch is down: only its next look tells it
@@ -301,12 +286,7 @@ TEST_F(EtcdCampaignTest, AWatchThatEndsIsOpenedAgainAndMissesNothing) {
 }
 
 TEST_F(EtcdCampaignTest, AKeepAliveWithoutAnswerMovesTheWatchAsWell) {
-  auto a = candidate("a");
-  auto b = candidate("b");
-  a->campaign.start();
-  settle();
-  b->campaign.start();
-  settle();
+  auto [a, b] = leaderAndFollower();
   // b's member is cut off without a reset: its watch stays open and says nothing more, and
   // b's next keep-alive gets no answer.
   etcd.freezeWatches();

@@ -153,13 +153,7 @@ std::string MemoryEtcd::apply(const std::string& method, const std::string& body
   if (method == "lease/revoke") {
     const LeaseId id = int64(request, "ID");
     if (!leases_.count(id)) return notFound("etcdserver: requested lease not found");
-    leases_.erase(id);
-    std::vector<std::string> keys;
-    for (const auto& [k, kv] : kvs_) {
-      if (kv.lease == id) keys.push_back(k);
-    }
-    for (const auto& k : keys)
-      deleteKey(k);
+    dropLease(id);
     return json{{"header", json::parse(header())}}.dump();
   }
   if (method == "kv/txn") {
@@ -264,6 +258,16 @@ std::vector<KeyValue> MemoryEtcd::keysUnder(const std::string& prefix) const {
   return out;
 }
 
+void MemoryEtcd::dropLease(LeaseId id) {
+  leases_.erase(id);
+  std::vector<std::string> keys;  // its keys go with it, as on the server
+  for (const auto& [k, kv] : kvs_) {
+    if (kv.lease == id) keys.push_back(k);
+  }
+  for (const auto& k : keys)
+    deleteKey(k);
+}
+
 void MemoryEtcd::armExpiry() {
   if (leases_.empty()) return expiryTimer_->disarm();
   auto soonest = leases_.begin()->second.expiresAt;
@@ -277,15 +281,8 @@ void MemoryEtcd::expire() {
   for (const auto& [id, l] : leases_) {
     if (l.expiresAt <= clock_.now()) gone.push_back(id);
   }
-  for (const LeaseId id : gone) {
-    leases_.erase(id);
-    std::vector<std::string> keys;
-    for (const auto& [k, kv] : kvs_) {
-      if (kv.lease == id) keys.push_back(k);
-    }
-    for (const auto& k : keys)
-      deleteKey(k);
-  }
+  for (const LeaseId id : gone)
+    dropLease(id);
   armExpiry();
 }
 

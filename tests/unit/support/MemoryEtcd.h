@@ -93,6 +93,7 @@ class MemoryEtcd final : public EtcdTransport {
   std::string apply(const std::string& method, const std::string& body, EtcdReply& reply);
   std::string header() const;
   void deleteKey(const std::string& key);
+  void dropLease(LeaseId id);
   void record(Event e);
   void expire();
   void armExpiry();
