@@ -63,11 +63,23 @@ ExecImage makeImage(const std::string& path, const std::vector<std::string>& arg
   return image;
 }
 
-[[noreturn]] void execChild(const ExecImage& image, pid_t parent) {
+// gate: the read end of the start gate. The command runs none of its own code before the
+// supervisor has told the watchdog to guard its group: a supervisor paused (SIGSTOP, a frozen
+// VM) between the fork and that order would otherwise leave a command running past the claim
+// with nobody to stop it (session 19's chaos.run_mode_long, scenario 33: the supervisor was
+// stopped for 3.8 s right after the fork, and the watchdog killed the group only when it
+// resumed). Nothing but one byte ever comes through it; end of file means do not start.
+[[noreturn]] void execChild(const ExecImage& image, pid_t parent, int gate) {
   ::setpgid(0, 0);
   // Dies with leasehold. The parent may have died before this line: then nobody would.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (::getppid() != parent) ::_exit(127);
+  char go = 0;
+  ssize_t n;
+  do {
+    n = ::read(gate, &go, 1);
+  } while (n < 0 && errno == EINTR);
+  if (n != 1) ::_exit(127);
   resetSignalsForExec();
   // The status API's sockets, the watchdog's pipe: not the command's business.
   if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
@@ -141,15 +153,28 @@ LaunchResult PosixProcessLauncher::start(const std::vector<std::string>& argv,
   if (!path) return {-1, argv.front() + ": no such executable (PATH searched)"};
   const ExecImage image = makeImage(*path, argv, extraEnv);
   const pid_t parent = ::getpid();
+  int gate[2];
+  if (::pipe2(gate, O_CLOEXEC) != 0) return {-1, std::string("pipe: ") + std::strerror(errno)};
   const pid_t pid = ::fork();
-  if (pid < 0) return {-1, std::string("fork: ") + std::strerror(errno)};
-  if (pid == 0) execChild(image, parent);
-  ::setpgid(pid, pid);  // EACCES once the child has exec'd: it did it itself by then
+  if (pid < 0) {
+    const int error = errno;
+    ::close(gate[0]);
+    ::close(gate[1]);
+    return {-1, std::string("fork: ") + std::strerror(error)};
+  }
+  if (pid == 0) execChild(image, parent, gate[0]);
+  ::close(gate[0]);
+  ::setpgid(pid, pid);  // the child does it too; whichever comes first
   group_ = pid;
   leaderGone_ = false;
   killed_ = false;
   onExit_ = std::move(onExit);
+  // The watchdog first, then the command may start (execChild's gate). A kill instant that has
+  // passed by now (this process was paused) has the watchdog kill the group before it starts.
   watchdog_.guard(pid, realBootTime(killBy));
+  const char go = 1;
+  [[maybe_unused]] const auto written = ::write(gate[1], &go, 1);
+  ::close(gate[1]);
   reaper_.watchGroup(pid);
   reaper_.watch(pid, {[this] { leaderExited(); }, [this](ExitStatus s) { leaderReaped(s); }});
   reaper_.setReapedHandler(this, [this] {

@@ -1,5 +1,8 @@
 """The one port picker: ports for the processes the tests start (sidecars, proxies, nginx, and
 tests/realkube/start.sh's kube-apiserver and etcd)."""
+import collections
+import fcntl
+import os
 import random
 import socket
 import threading
@@ -17,6 +20,29 @@ def ephemeral_low():
 _PORTS_LOW = max(10000, ephemeral_low() - 12000)
 _PORTS = {"next": random.Random().randrange(_PORTS_LOW, ephemeral_low())}
 _PORTS_LOCK = threading.Lock()
+# Ports this process picked, each with an exclusive lock on a file named after it, so that no
+# other test process picks it while its own process may not be listening yet (two chaos shards,
+# or two ctest entries, walking the same stretch of ports: session 19's chaos.long had a sidecar
+# fail with "Address already in use" that way). The most recent ones stay locked; by the time a
+# port falls out, its process listens on it (or is gone), which the bind test sees.
+_LOCK_DIR = "/tmp/leasehold-test-ports"
+_HELD = collections.deque()
+_HELD_MAX = 256
+
+
+def _reserve(port):
+    """Whether this process now holds `port`'s lock (False: another live process does)."""
+    os.makedirs(_LOCK_DIR, exist_ok=True)
+    fd = os.open(f"{_LOCK_DIR}/{port}", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _HELD.append(fd)
+    while len(_HELD) > _HELD_MAX:
+        os.close(_HELD.popleft())
+    return True
 
 
 def free_port():
@@ -27,7 +53,8 @@ def free_port():
     already in use", exit 2). Outside that range only another listener can collide. Ports are
     handed out in sequence from a random start, so one test never gets the same port twice
     (random picks did: the bench's 52 ports collided in about one run in ten), and two tests
-    running side by side start far apart."""
+    running side by side start far apart; a port another test process picked recently is
+    skipped (its lock file, _reserve)."""
     with _PORTS_LOCK:
         low, high = _PORTS_LOW, ephemeral_low()
         for _ in range(high - low):
@@ -36,7 +63,8 @@ def free_port():
             with socket.socket() as s:
                 try:
                     s.bind(("127.0.0.1", port))
-                    return port
                 except OSError:
                     continue
+            if _reserve(port):
+                return port
     raise OSError(f"no free port in [{low}, {high})")
