@@ -37,7 +37,6 @@ class EtcdEnv(SidecarHost):
     """A temp dir with a CA, certificates and password files, one etcd member (TLS, client
     certificates required, auth on) and the sidecars started through it (EtcdSidecar)."""
 
-    real = True
     namespace = "default"  # unused by the etcd store; Sidecar's constructor reads it
 
     def __init__(self, sidecar_bin, etcd_bin, lease="demo"):
