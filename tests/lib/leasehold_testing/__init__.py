@@ -32,6 +32,8 @@ check, ...`); the rest is imported from its module:
   event_stream     GET /leader/watch read as the main container reads it (SseClient)
   env              Env: the test API server with sidecars, faults through its control port
   real_env         RealEnv: the same interface on the real kube-apiserver
+  etcd_env         EtcdEnv, EtcdSidecar: one real etcd member (TLS, client certificates, auth,
+                   a least-privilege user) and `leasehold --store etcd` sidecars
   control_plane    ControlPlane: the one wrapper of tests/realkube/start.sh
   tcp_proxy        TcpProxy: partitions, resets and latency for one client of a real server
   audit_log        AuditLog: kube-apiserver's audit log as events and counters

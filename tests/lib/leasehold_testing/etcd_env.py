@@ -1,0 +1,256 @@
+"""EtcdEnv: one real etcd member over TLS with authentication on, and sidecars that run their
+election in it (`leasehold --store etcd`, EtcdSidecar).
+
+The member listens on a free loopback port with a server certificate of its own CA and asks
+every client for a certificate of that CA (--client-cert-auth). Authentication is on: `root`
+(the test's own requests: users, roles, a stray key) and `lh`, whose role may read and write the
+election's prefix (`<lease>/` up to its prefix end) and nothing else, the least a sidecar needs
+(docs/etcd-gateway.md). Passwords are in files, as the sidecar reads them. The member's and the
+sidecars' logs are in the temp dir, which is copied on failure like Env's (keep_failed_dir)."""
+import base64
+import json
+import os
+import ssl
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .checks import check, wait_for
+from .ports import free_port
+from .sidecar import Sidecar
+from .sidecar_host import SidecarHost, keep_failed_dir
+from .timings import TIMINGS, slack
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+def prefix_end(prefix):
+    """etcd's end of a prefix range: the prefix with its last byte plus one ("demo/" -> "demo0")."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+class EtcdEnv(SidecarHost):
+    """A temp dir with a CA, certificates and password files, one etcd member (TLS, client
+    certificates required, auth on) and the sidecars started through it (EtcdSidecar)."""
+
+    namespace = "default"  # unused by the etcd store; Sidecar's constructor reads it
+
+    def __init__(self, sidecar_bin, etcd_bin, lease="demo"):
+        self.sidecar_bin = str(sidecar_bin)
+        self.etcd_bin = str(etcd_bin)
+        self.lease = lease
+        self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-etcd-")
+        self.dir = Path(self.tmp.name)
+        self.processes = []
+        self.sidecars = []
+        self.passwords = {}  # user -> password file
+        self.etcd = None
+        self.root_token = None
+
+    def __enter__(self):
+        try:
+            self.make_certs()
+            self.start_etcd()
+            self.enable_auth()
+        except BaseException:
+            self.__exit__(Exception, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.end_processes()
+        if exc_type is not None:
+            self.dump_logs()
+            keep_failed_dir(self.dir)
+        self.tmp.cleanup()
+
+    # ---- certificates ---------------------------------------------------------------------
+    def openssl(self, *args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    def make_ca(self, name):
+        d = self.dir
+        self.openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                     f"/CN=leasehold-it-{name}", "-keyout", d / f"{name}.key",
+                     "-out", d / f"{name}.crt")
+
+    def make_cert(self, name, usage, san=None, ca="ca", common_name=True):
+        d = self.dir
+        subject = f"/CN={name}" if common_name else f"/O=leasehold-it-{name}"
+        self.openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", subject,
+                     "-keyout", d / f"{name}.key", "-out", d / f"{name}.csr")
+        ext = (f"subjectAltName={san}\n" if san else "") + \
+            f"basicConstraints=CA:FALSE\nextendedKeyUsage={usage}\n"
+        (d / f"{name}.ext").write_text(ext)
+        self.openssl("x509", "-req", "-in", d / f"{name}.csr", "-CA", d / f"{ca}.crt", "-CAkey",
+                     d / f"{ca}.key", "-CAcreateserial", "-days", "2", "-extfile",
+                     d / f"{name}.ext", "-out", d / f"{name}.crt")
+
+    def make_certs(self):
+        self.make_ca("ca")
+        # No common name either: the gateway calls the member's gRPC server with this
+        # certificate, and a request without a token would be taken as the user it names.
+        self.make_cert("server", "serverAuth,clientAuth", san="IP:127.0.0.1", common_name=False)
+        # No common name: with --client-cert-auth, etcd 3.6 answers every gateway request of a
+        # client whose certificate has one with 400 "CommonName of client sending a request
+        # against gateway will be ignored and not used as expected" (it cannot pass the name on
+        # as the user); the sidecar authenticates with its password instead.
+        self.make_cert("client", "clientAuth", common_name=False)
+        self.make_ca("other-ca")  # a CA the member's certificate is not signed by
+
+    @property
+    def ca_path(self):
+        return self.dir / "ca.crt"
+
+    # ---- the member -----------------------------------------------------------------------
+    def start_etcd(self):
+        d = self.dir
+        self.port, peer = free_port(), free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        peer_url = f"http://127.0.0.1:{peer}"
+        self.etcd_log = open(d / "etcd.log", "ab")
+        self.etcd = subprocess.Popen(
+            [self.etcd_bin, "--name", "default", "--data-dir", str(d / "etcd-data"),
+             "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+             "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+             "--initial-cluster", f"default={peer_url}", "--unsafe-no-fsync",
+             # bcrypt's cheapest cost: etcd hashes the password on every authenticate (cost 10
+             # is tens of ms of CPU, seconds at nice 19 beside other tests: the sidecars' first
+             # request outlived its R/2 deadline in one run). Not what is tested here.
+             "--bcrypt-cost", "4",
+             "--cert-file", str(d / "server.crt"), "--key-file", str(d / "server.key"),
+             "--client-cert-auth", "--trusted-ca-file", str(d / "ca.crt")],
+            stdout=self.etcd_log, stderr=subprocess.STDOUT)
+        self.processes.append(self.etcd)
+        self.ssl = ssl.create_default_context(cafile=str(d / "ca.crt"))
+        self.ssl.load_cert_chain(str(d / "client.crt"), str(d / "client.key"))
+
+        def healthy():
+            check(self.etcd.poll() is None, f"etcd exited {self.etcd.returncode} (etcd.log)")
+            try:
+                with urllib.request.urlopen(self.url + "/health", context=self.ssl,
+                                            timeout=slack(1)) as r:
+                    return json.loads(r.read()).get("health") == "true"
+            except (OSError, ValueError):
+                return False
+        # A single member with --unsafe-no-fsync elects itself in about a second; 20 s on release
+        # is for a loaded machine.
+        wait_for("etcd to answer /health", healthy, slack(20), interval=0.1)
+
+    def api(self, path, body, token=None, check_ok=True):
+        """POST `body` (JSON) to the member's gateway at /v3/`path`; returns (status, answer)."""
+        req = urllib.request.Request(self.url + "/v3/" + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        if token:
+            req.add_header("Authorization", token)
+        try:
+            with urllib.request.urlopen(req, context=self.ssl, timeout=slack(5)) as r:
+                code, text = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            code, text = e.code, e.read()
+        try:
+            answer = json.loads(text) if text else {}
+        except ValueError:
+            answer = {"raw": text.decode(errors="replace")}
+        if check_ok:
+            check(code == 200, f"etcd /v3/{path} {body}: {code} {answer}")
+        return code, answer
+
+    def root(self, path, body, check_ok=True):
+        """A request as root (once auth is on)."""
+        return self.api(path, body, token=self.root_token, check_ok=check_ok)
+
+    # ---- users and roles ------------------------------------------------------------------
+    def add_user(self, name, prefix=None):
+        """A user with a password (in <dir>/<name>.password); with `prefix`, a role of its own
+        with READWRITE on [prefix, prefix end) and nothing else. Returns the password file."""
+        password = os.urandom(12).hex()
+        path = self.dir / f"{name}.password"
+        path.write_text(password + "\n")
+        self.passwords[name] = path
+        call = self.root if self.root_token else self.api
+        call("auth/user/add", {"name": name, "password": password})
+        if prefix is not None:
+            role = f"{name}-role"
+            call("auth/role/add", {"name": role})
+            call("auth/role/grant",
+                 {"name": role, "perm": {"permType": "READWRITE", "key": b64(prefix),
+                                         "range_end": b64(prefix_end(prefix))}})
+            call("auth/user/grant", {"user": name, "role": role})
+        return path
+
+    def enable_auth(self):
+        """root (with the root role), lh on the election's prefix, then authentication on."""
+        self.add_user("root")
+        self.api("auth/user/grant", {"user": "root", "role": "root"})
+        self.add_user("lh", prefix=f"{self.lease}/")
+        self.api("auth/enable", {})
+        password = self.passwords["root"].read_text().strip()
+        _, answer = self.api("auth/authenticate", {"name": "root", "password": password})
+        self.root_token = answer["token"]
+        # Auth is on: a request without a token is refused.
+        code, answer = self.api("kv/range", {"key": b64(f"{self.lease}/")}, check_ok=False)
+        check(code != 200, f"etcd answered a request without a token with auth on: {answer}")
+
+    def put(self, key, value):
+        """Puts `key` as root, without a lease."""
+        self.root("kv/put", {"key": b64(key), "value": b64(value)})
+
+    def keys(self, prefix=None):
+        """The keys under `prefix` (default: the election's), oldest create revision first:
+        [(key, create revision, lease id)]."""
+        prefix = prefix or f"{self.lease}/"
+        _, answer = self.root("kv/range", {"key": b64(prefix), "range_end": b64(prefix_end(prefix)),
+                                           "sort_order": "ASCEND", "sort_target": "CREATE"})
+        return [(base64.b64decode(kv["key"]).decode(), int(kv["create_revision"]),
+                 kv.get("lease", "0")) for kv in answer.get("kvs", [])]
+
+    # ---- sidecars -------------------------------------------------------------------------
+    def sidecar(self, name, **kw):
+        s = EtcdSidecar(self, name, **kw)
+        self.sidecars.append(s)
+        return s
+
+    def dump_logs(self):
+        super().dump_logs()
+        print(f"----- keys under {self.lease}/ -----")
+        try:
+            print(self.keys())
+        except Exception as e:  # noqa: BLE001 - the member may be gone; the logs said why
+            print(f"(could not read them: {e})")
+
+
+class EtcdSidecar(Sidecar):
+    """A `leasehold --store etcd` process of EtcdEnv: its member over TLS with the client
+    certificate, as user `user` (default lh) with that user's password file. `endpoints`,
+    `cacert` and `password_file` replace the env's (bad-input cases); `timings` the TIMINGS
+    flags."""
+
+    def __init__(self, env, name, user="lh", endpoints=None, cacert=None, password_file=None,
+                 extra_args=(), lease=None, timings=None, log_path=None):
+        lease = lease or env.lease
+        super().__init__(env, name, kubeconfig="/dev/null", lease=lease, timings=timings,
+                         log_path=log_path)
+        d = env.dir
+        password_file = password_file or env.passwords[user]
+        self.args = [env.sidecar_bin, "--store", "etcd", "--etcd-endpoints", endpoints or env.url,
+                     "--lease-name", lease, "--identity", name,
+                     "--etcd-cacert", str(cacert or d / "ca.crt"),
+                     "--etcd-cert", str(d / "client.crt"), "--etcd-key", str(d / "client.key"),
+                     "--etcd-user", user, "--etcd-password-file", str(password_file),
+                     "--http-address", f"127.0.0.1:{self.port}",
+                     "--probe-address", f"127.0.0.1:{self.probe_port}",
+                     "--log-format", "json", *(timings or TIMINGS), *extra_args]
+
+
+def wait_gone(sidecar, timeout):
+    """Waits for the process to exit; returns its exit code."""
+    wait_for(f"{sidecar.name} to exit", lambda: not sidecar.alive(), timeout)
+    return sidecar.reap()
+
+
+__all__ = ["EtcdEnv", "EtcdSidecar", "prefix_end", "wait_gone"]
