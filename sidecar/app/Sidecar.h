@@ -1,11 +1,12 @@
 #pragma once
 // One lock's sidecar, whatever store keeps the lock: the policy above the election, written
 // once for every store. Its candidacy (election::Candidacy: kube::LeaseElection on a Kubernetes
-// Lease) comes in through a port; the Sidecar decides how each of its events fans out (metrics,
-// the status API's stream, the status file, Kubernetes Events, the pod label, the log), the
-// /healthz rule, POST /leader/release and the shutdown sequence. It runs on one event loop and
-// does no I/O of its own: every collaborator comes in through a port, so a unit test drives it
-// on FakeClock with MemoryLeaseStore and fakes, and shard mode can run N of them on one loop.
+// Lease, etcd::EtcdCampaign in etcd) comes in through a port; the Sidecar decides how each of its
+// events fans out (metrics, the status API's stream, the status file, Kubernetes Events, the pod
+// label, the log), the /healthz rule, POST /leader/release and the shutdown sequence. It runs on
+// one event loop and does no I/O of its own: every collaborator comes in through a port, so a unit
+// test drives it on FakeClock with MemoryLeaseStore and fakes, and shard mode can run N of them on
+// one loop.
 //
 // Order on every elector event: metrics, stream clients, status file (not on a failed renewal:
 // nothing visible changed), then on acquiring/stepping down an Event and the pod label, then
@@ -91,7 +92,8 @@ struct SidecarConfig {
 };
 
 struct SidecarPorts {
-  // This replica's candidacy for the lock (kube::LeaseElection on a kube::LeaseClient).
+  // This replica's candidacy for the lock (kube::LeaseElection on a kube::LeaseClient, or
+  // etcd::EtcdCampaign).
   std::unique_ptr<election::Candidacy> candidacy;
   EventsPort events;
   std::optional<PodLabelPort> podLabel;      // nullopt: no --pod-label
