@@ -1,4 +1,4 @@
-// The etcd campaign (contract in EtcdCampaign.h). Why one file of ~400 lines: the lease, the
+// The etcd campaign (contract in EtcdCampaign.h). Why one file of ~450 lines: the lease, the
 // queue key, the view of the queue and the release share the same few fields (the lease and
 // the send time of its last confirmed keep-alive, our key, whether it is the lowest), and the
 // claim rule reads best next to every place that changes them.

@@ -1,3 +1,6 @@
+// MemoryEtcd (contract in MemoryEtcd.h). Why ~400 lines: a model of the parts of etcd the
+// campaign uses (leases, revisions, the create-unless-exists txn, ranges, watches with replay)
+// must answer in the gateway's own JSON, and splitting the model would spread one store's state.
 #include "MemoryEtcd.h"
 
 #include <gtest/gtest.h>
