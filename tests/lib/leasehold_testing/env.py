@@ -10,7 +10,7 @@ from pathlib import Path
 from .checks import check
 from .http_calls import http_request
 from .kubeconfig import write_kubeconfig
-from .sidecar_host import SidecarHost, keep_failed_dir
+from .sidecar_host import SidecarHost
 from .timings import slack
 
 
@@ -43,14 +43,7 @@ class Env(SidecarHost):
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        self.end_processes()
-        if exc_type is not None:
-            self.dump_logs()
-            keep_failed_dir(self.dir)
-        self.tmp.cleanup()
-
-    def openssl(self, *args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True)
+        self.close(exc_type is not None)
 
     def make_certs(self):
         d = self.dir

@@ -20,7 +20,7 @@ from pathlib import Path
 from .checks import check, wait_for
 from .ports import free_port
 from .sidecar import Sidecar
-from .sidecar_host import SidecarHost, keep_failed_dir
+from .sidecar_host import SidecarHost
 from .timings import TIMINGS, slack
 
 
@@ -62,16 +62,9 @@ class EtcdEnv(SidecarHost):
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        self.end_processes()
-        if exc_type is not None:
-            self.dump_logs()
-            keep_failed_dir(self.dir)
-        self.tmp.cleanup()
+        self.close(exc_type is not None)
 
     # ---- certificates ---------------------------------------------------------------------
-    def openssl(self, *args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True)
-
     def make_ca(self, name):
         d = self.dir
         self.openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",

@@ -62,6 +62,19 @@ class SidecarHost:
             except subprocess.TimeoutExpired:
                 pass
 
+    def close(self, failed):
+        """The end of an env whose processes and temp dir (`self.tmp`) are its own: every
+        process ended, and on failure the logs' tails printed and the dir kept."""
+        self.end_processes()
+        if failed:
+            self.dump_logs()
+            keep_failed_dir(self.dir)
+        self.tmp.cleanup()
+
+    @staticmethod
+    def openssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
     def dump_logs(self):
         for f in sorted(self.dir.glob("*.log")):
             text = f.read_text(errors="replace").splitlines()
