@@ -171,8 +171,9 @@ background_wait() {
 # start: on a fresh machine it downloads modules and compiles for about ten minutes (it needs
 # only Go, never the Debian packages), and beside the package installation and the release
 # build it fills the time those spend waiting on the network and the disk. On a machine that
-# built the same pins before it takes a second (tests/realkube/build.sh).
-background realkube-build tests/realkube/build.sh
+# built the same pins before it takes a second (tests/realkube/build.sh). etcdctl, for the etcd
+# store's `etcdctl elect` scenario, after it from a module of its own (tests/etcdctl/build.sh).
+background realkube-build bash -c 'tests/realkube/build.sh && tests/etcdctl/build.sh'
 stage deps - scripts/install-deps.sh
 use_ccache
 # The image's base images from Debian's packages (debootstrap, from deps; minutes of network

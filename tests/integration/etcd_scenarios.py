@@ -38,9 +38,13 @@ FIRST_LEADER = D + P + slack(3)
 EXPIRY_TAKEOVER = D + P + ETCD_EXPIRY_SCAN + slack(1)
 
 
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
+def scenario(fn=None, members=1):
+    """Registers a scenario; `members`: the size of its etcd cluster."""
+    def register(fn):
+        fn.members = members
+        SCENARIOS[fn.__name__] = fn
+        return fn
+    return register(fn) if fn else register
 
 
 def start(env, n=3):
@@ -166,6 +170,142 @@ def sigstop(env):
     safety(obs)
 
 
+def keys_count(env, n, timeout):
+    wait_for(f"{n} keys under {env.lease}/", lambda: len(env.keys()) == n, timeout)
+
+
+def check_outside(terms, name, start, end):
+    """No leasehold term overlaps [start, end], the time etcdctl candidate `name` led."""
+    for t0, t1, who, token in terms:
+        check(t1 <= start or t0 >= end, f"{who} (token {token}) claimed [{t0:.3f}, {t1:.3f}] "
+              f"while {name} led [{start:.3f}, {end:.3f}]")
+
+
+@scenario
+def etcdctl_mixed(env):
+    """`etcdctl elect` candidates among leasehold's on one election (keys in creation order:
+    etcdctl-a, replica-0, etcdctl-b, replica-1): the oldest key leads whichever program made
+    it; no leasehold sidecar claims while an etcdctl candidate leads, and each names it the
+    holder; `etcdctl elect -l` names leasehold's leader."""
+    a = env.etcdctl("etcdctl-a", "etcdctl-a")
+    a.wait_elected(FIRST_LEADER)
+    r0 = env.sidecar("replica-0").start()
+    keys_count(env, 2, FIRST_LEADER)
+    b = env.etcdctl("etcdctl-b", "etcdctl-b")
+    keys_count(env, 3, FIRST_LEADER)
+    r1 = env.sidecar("replica-1").start()
+    keys_count(env, 4, FIRST_LEADER)
+    watcher = env.etcdctl("observer")
+    sidecars = [r0, r1]
+
+    def follow(holder, who):
+        def ok():
+            states = [s.status() for s in who]
+            return all(st and not st["leader"] and st["holder"] == holder for st in states)
+        wait_for(f"{[s.name for s in who]} to follow {holder}", ok, P + slack(2))
+
+    with Observer(sidecars) as obs:
+        watcher.wait_leader("etcdctl-a", slack(5))
+        follow("etcdctl-a", sidecars)
+        time.sleep(D + P)  # longer than a lease lives: etcdctl-a's session keeps it
+        follow("etcdctl-a", sidecars)
+        a_elected, a_end = a.elected_at(), time.time()
+        check(a.stop(signal.SIGTERM, slack(10)) == 0, "etcdctl-a exits 0 after it resigned")
+        check(the_leader(sidecars, P + slack(2)) is r0, "replica-0, the next oldest key, leads")
+        log(f"etcdctl-a resigned -> replica-0 leads: {(time.time() - a_end) * 1000:.0f} ms")
+        watcher.wait_leader("replica-0", slack(5))
+        time.sleep(2 * P)  # a few renewals under the sampler
+        check(b.elected_at() is None, "etcdctl-b waits behind replica-0")
+        token0 = r0.status()["fencingToken"]
+
+        r0.signal(signal.SIGTERM)
+        b_elected = b.wait_elected(P + slack(2))
+        check(r0.wait(timeout=slack(10)) == 0, "replica-0 exits 0")
+        follow("etcdctl-b", [r1])
+        time.sleep(D + P)
+        follow("etcdctl-b", [r1])
+        watcher.wait_leader("etcdctl-b", slack(5))
+        b_end = time.time()
+        check(b.stop(signal.SIGTERM, slack(10)) == 0, "etcdctl-b exits 0 after it resigned")
+        check(the_leader([r1], P + slack(2)) is r1, "replica-1 leads after etcdctl-b")
+        watcher.wait_leader("replica-1", slack(5))
+        check(r1.status()["fencingToken"] > token0, "the token went up past etcdctl-b's term")
+        time.sleep(2 * P)
+    terms = safety(obs)
+    check([t[2] for t in terms] == ["replica-0#0", "replica-1#0"],
+          f"replica-0, then replica-1 led: {terms}")
+    check_outside(terms, "etcdctl-a", a_elected, a_end)
+    check_outside(terms, "etcdctl-b", b_elected, b_end)
+    log(f"observer saw: {watcher.leaders()}")
+
+
+@scenario(members=3)
+def member_kill9(env):
+    """3 members; every sidecar's first endpoint is the raft leader, which is killed (kill -9):
+    the sidecars go on through the other members (endpoint failover), the leader keeps its term
+    (its lease lives: a new raft leader keeps the leases), and nobody else claims meanwhile."""
+    raft = env.raft_leader()
+    order = [raft.url] + [m.url for m in env.members if m is not raft]
+    sidecars = [env.sidecar(f"replica-{i}", endpoints=",".join(order)) for i in range(3)]
+    for s in sidecars:
+        s.start()
+    leader = the_leader(sidecars, FIRST_LEADER)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        time.sleep(2 * P)
+        t0 = time.time()
+        raft.kill()
+        log(f"killed {raft.name}, the raft leader and everybody's first endpoint")
+        # etcd elects a new raft leader within its election timeout (1 s by default) and keeps
+        # every lease; the sidecars' requests to the dead member fail at once (refused) and go
+        # to the next endpoint.
+        time.sleep(D + P)
+        back = the_leader(sidecars, EXPIRY_TAKEOVER)
+        log(f"{back.name} leads {time.time() - t0:.2f}s after the kill")
+        check(back is leader and back.status()["fencingToken"] == token,
+              f"{leader.name} keeps its term (token {token}): {back.name} "
+              f"{back.status()}")
+        check(all(s.alive() for s in sidecars), "every sidecar runs on")
+    terms = safety(obs)
+    check(len({t[3] for t in terms}) == 1, f"one term throughout: {terms}")
+    gaps = [line for s in sidecars for line in s.log_lines() if line.get("level") == "warn"]
+    log(f"warnings: {[g.get('msg') for g in gaps][:10]}")
+
+
+@scenario(members=3)
+def quorum_loss(env):
+    """3 members; two are stopped (SIGSTOP) for 2 D, longer than R: the leader's keep-alives
+    get no answer, it stops claiming by R after its last confirmed one, and nobody claims until
+    quorum is back; then one leader."""
+    sidecars, leader = start(env)
+    with Observer(sidecars) as obs:
+        time.sleep(2 * P)
+        stopped = env.members[1:]
+        t0 = time.time()
+        for m in stopped:
+            m.signal(signal.SIGSTOP)
+        log(f"stopped {[m.name for m in stopped]}: no quorum")
+        # The last confirmed keep-alive was sent at most P before t0; its claim ends R after.
+        wait_for("nobody to claim", lambda: not any(s.leader() for s in sidecars),
+                 R + P + slack(1))
+        lost = time.time()
+        log(f"no claim {lost - t0:.2f}s after quorum was lost (R={R}s)")
+        time.sleep(max(0.0, t0 + 2 * D - time.time()))
+        healed = time.time()
+        for m in stopped:
+            m.signal(signal.SIGCONT)
+        # A raft election (1 s timeout by default), then a keep-alive and the campaign's range.
+        back = the_leader(sidecars, EXPIRY_TAKEOVER + slack(2))
+        log(f"{back.name} leads {time.time() - healed:.2f}s after quorum came back "
+            f"(token {back.status()['fencingToken']})")
+        time.sleep(2 * P)
+    terms = safety(obs)
+    for t_start, t_end, who, token in terms:
+        check(t_end <= t0 + R + P + slack(0.05) or t_start >= healed,
+              f"{who} (token {token}) claimed [{t_start:.3f}, {t_end:.3f}] without quorum "
+              f"[{t0:.3f}, {healed:.3f}]")
+
+
 def check_logged(sidecar, words, timeout):
     """Waits until a warning or error in `sidecar`'s log contains every one of `words`; returns
     that line."""
@@ -238,6 +378,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sidecar", required=True)
     ap.add_argument("--etcd", help="the etcd binary (build/realkube/bin/etcd); $ETCD_BIN wins")
+    ap.add_argument("--etcdctl", help="the etcdctl binary (build/etcdctl/etcdctl, "
+                    "tests/etcdctl/build.sh); $ETCDCTL_BIN wins")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
@@ -249,6 +391,7 @@ def main():
     if not etcd or not os.access(etcd, os.X_OK):
         ap.error(f"no etcd binary at {etcd!r}: build it with tests/realkube/build.sh (or set "
                  "$ETCD_BIN)")
+    etcdctl = os.environ.get("ETCDCTL_BIN") or args.etcdctl
     unknown = [n for n in args.names if n != "all" and n not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenario(s) {unknown}; --list shows them")
@@ -256,7 +399,8 @@ def main():
 
     def run_one(name):
         try:
-            with EtcdEnv(args.sidecar, etcd) as env:
+            members = SCENARIOS[name].members
+            with EtcdEnv(args.sidecar, etcd, members=members, etcdctl_bin=etcdctl) as env:
                 SCENARIOS[name](env)
         except Failure:
             raise

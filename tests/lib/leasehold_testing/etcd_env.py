@@ -1,8 +1,10 @@
-"""EtcdEnv: one real etcd member over TLS with authentication on, and sidecars that run their
-election in it (`leasehold --store etcd`, EtcdSidecar).
+"""EtcdEnv: a real etcd cluster (one member, or three for the scenarios of a member's loss and of
+quorum) over TLS with authentication on, and sidecars that run their election in it
+(`leasehold --store etcd`, EtcdSidecar; EtcdctlElect: `etcdctl elect` beside them).
 
-The member listens on a free loopback port with a server certificate of its own CA and asks
-every client for a certificate of that CA (--client-cert-auth). Authentication is on: `root`
+Each member (EtcdMember) listens on a free loopback port with a server certificate of its own CA
+and asks every client for a certificate of that CA (--client-cert-auth); members talk to each
+other over plain HTTP on loopback. Authentication is on: `root`
 (the test's own requests: users, roles, a stray key) and `lh`, whose role may read and write the
 election's prefix (`<lease>/` up to its prefix end) and nothing else, the least a sidecar needs
 (docs/etcd-gateway.md). Passwords are in files, as the sidecar reads them. The member's and the
@@ -17,7 +19,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .checks import check, wait_for
+from .checks import Failure, check, wait_for
+from .etcdctl_elect import EtcdctlElect
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
@@ -39,16 +42,18 @@ class EtcdEnv(SidecarHost):
 
     namespace = "default"  # unused by the etcd store; Sidecar's constructor reads it
 
-    def __init__(self, sidecar_bin, etcd_bin, lease="demo"):
+    def __init__(self, sidecar_bin, etcd_bin, lease="demo", members=1, etcdctl_bin=None):
         self.sidecar_bin = str(sidecar_bin)
         self.etcd_bin = str(etcd_bin)
+        self.etcdctl_bin = etcdctl_bin
         self.lease = lease
         self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-etcd-")
         self.dir = Path(self.tmp.name)
         self.processes = []
         self.sidecars = []
         self.passwords = {}  # user -> password file
-        self.etcd = None
+        self.member_count = members
+        self.members = []
         self.root_token = None
 
     def __enter__(self):
@@ -99,44 +104,48 @@ class EtcdEnv(SidecarHost):
     def ca_path(self):
         return self.dir / "ca.crt"
 
-    # ---- the member -----------------------------------------------------------------------
+    # ---- the members ----------------------------------------------------------------------
     def start_etcd(self):
         d = self.dir
-        self.port, peer = free_port(), free_port()
-        self.url = f"https://127.0.0.1:{self.port}"
-        peer_url = f"http://127.0.0.1:{peer}"
-        self.etcd_log = open(d / "etcd.log", "ab")
-        self.etcd = subprocess.Popen(
-            [self.etcd_bin, "--name", "default", "--data-dir", str(d / "etcd-data"),
-             "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
-             "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-             "--initial-cluster", f"default={peer_url}", "--unsafe-no-fsync",
-             # bcrypt's cheapest cost: etcd hashes the password on every authenticate (cost 10
-             # is tens of ms of CPU, seconds at nice 19 beside other tests: the sidecars' first
-             # request outlived its R/2 deadline in one run). Not what is tested here.
-             "--bcrypt-cost", "4",
-             "--cert-file", str(d / "server.crt"), "--key-file", str(d / "server.key"),
-             "--client-cert-auth", "--trusted-ca-file", str(d / "ca.crt")],
-            stdout=self.etcd_log, stderr=subprocess.STDOUT)
-        self.processes.append(self.etcd)
+        ports = [(free_port(), free_port()) for _ in range(self.member_count)]
+        peers = ",".join(f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(ports))
+        self.members = [EtcdMember(self, f"m{i}", port, peer, peers)
+                        for i, (port, peer) in enumerate(ports)]
+        self.urls = [m.url for m in self.members]
+        self.url = self.urls[0]
         self.ssl = ssl.create_default_context(cafile=str(d / "ca.crt"))
         self.ssl.load_cert_chain(str(d / "client.crt"), str(d / "client.key"))
+        for m in self.members:
+            m.start()
+        for m in self.members:
+            m.wait_healthy()
 
-        def healthy():
-            check(self.etcd.poll() is None, f"etcd exited {self.etcd.returncode} (etcd.log)")
-            try:
-                with urllib.request.urlopen(self.url + "/health", context=self.ssl,
-                                            timeout=slack(1)) as r:
-                    return json.loads(r.read()).get("health") == "true"
-            except (OSError, ValueError):
-                return False
-        # A single member with --unsafe-no-fsync elects itself in about a second; 20 s on release
-        # is for a loaded machine.
-        wait_for("etcd to answer /health", healthy, slack(20), interval=0.1)
+    def live_url(self):
+        """The first member that runs (the test's own requests go there)."""
+        for m in self.members:
+            if m.alive():
+                return m.url
+        raise Failure("no etcd member runs")
 
-    def api(self, path, body, token=None, check_ok=True):
-        """POST `body` (JSON) to the member's gateway at /v3/`path`; returns (status, answer)."""
-        req = urllib.request.Request(self.url + "/v3/" + path, data=json.dumps(body).encode(),
+    def raft_leader(self):
+        """The member that leads etcd's raft (maintenance/status: leader == own member id)."""
+        def find():
+            for m in self.members:
+                if not m.alive():
+                    continue
+                try:
+                    _, st = self.root("maintenance/status", {}, url=m.url)
+                except Failure:
+                    continue
+                if st.get("leader") and st["leader"] == st.get("header", {}).get("member_id"):
+                    return m
+            return None
+        return wait_for("a raft leader among the etcd members", find, slack(10))
+
+    def api(self, path, body, token=None, check_ok=True, url=None):
+        """POST `body` (JSON) to a member's gateway at /v3/`path` (`url`, default the first live
+        member); returns (status, answer)."""
+        req = urllib.request.Request((url or self.live_url()) + "/v3/" + path, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
         if token:
             req.add_header("Authorization", token)
@@ -153,9 +162,9 @@ class EtcdEnv(SidecarHost):
             check(code == 200, f"etcd /v3/{path} {body}: {code} {answer}")
         return code, answer
 
-    def root(self, path, body, check_ok=True):
+    def root(self, path, body, check_ok=True, url=None):
         """A request as root (once auth is on)."""
-        return self.api(path, body, token=self.root_token, check_ok=check_ok)
+        return self.api(path, body, token=self.root_token, check_ok=check_ok, url=url)
 
     # ---- users and roles ------------------------------------------------------------------
     def add_user(self, name, prefix=None):
@@ -208,6 +217,11 @@ class EtcdEnv(SidecarHost):
         self.sidecars.append(s)
         return s
 
+    def etcdctl(self, name, proposal=None, **kw):
+        """`etcdctl elect` as lh, started: a campaigner for `proposal`, or an observer (-l)."""
+        check(self.etcdctl_bin, f"{name}: no etcdctl binary (--etcdctl, tests/etcdctl/build.sh)")
+        return EtcdctlElect(self, self.etcdctl_bin, name, proposal, **kw).start()
+
     def dump_logs(self):
         super().dump_logs()
         print(f"----- keys under {self.lease}/ -----")
@@ -215,6 +229,65 @@ class EtcdEnv(SidecarHost):
             print(self.keys())
         except Exception as e:  # noqa: BLE001 - the member may be gone; the logs said why
             print(f"(could not read them: {e})")
+
+
+class EtcdMember:
+    """One etcd member of EtcdEnv's cluster: client URL over TLS on loopback, peers over plain
+    HTTP on loopback, its data dir and log in the env's dir. kill() and start() again (same data
+    dir) restart it; signal() pauses it."""
+
+    def __init__(self, env, name, port, peer_port, peers):
+        self.env, self.name = env, name
+        self.url = f"https://127.0.0.1:{port}"
+        self.peer_url = f"http://127.0.0.1:{peer_port}"
+        self.peers = peers
+        self.proc = None
+
+    def start(self):
+        d = self.env.dir
+        log_file = open(d / f"etcd-{self.name}.log", "ab")
+        self.proc = subprocess.Popen(
+            [self.env.etcd_bin, "--name", self.name, "--data-dir", str(d / f"etcd-{self.name}"),
+             "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+             "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
+             "--initial-cluster", self.peers, "--initial-cluster-token", d.name,
+             "--unsafe-no-fsync",
+             # bcrypt's cheapest cost: etcd hashes the password on every authenticate (cost 10
+             # is tens of ms of CPU, seconds at nice 19 beside other tests: the sidecars' first
+             # request outlived its R/2 deadline in one run). Not what is tested here.
+             "--bcrypt-cost", "4",
+             "--cert-file", str(d / "server.crt"), "--key-file", str(d / "server.key"),
+             "--client-cert-auth", "--trusted-ca-file", str(d / "ca.crt")],
+            stdout=log_file, stderr=subprocess.STDOUT)
+        log_file.close()
+        self.env.processes.append(self.proc)
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def healthy(self):
+        check(self.alive(), f"etcd {self.name} exited {self.proc.returncode} "
+              f"(etcd-{self.name}.log)")
+        try:
+            with urllib.request.urlopen(self.url + "/health", context=self.env.ssl,
+                                        timeout=slack(1)) as r:
+                return json.loads(r.read()).get("health") == "true"
+        except (OSError, ValueError):
+            return False
+
+    def wait_healthy(self):
+        # A member with --unsafe-no-fsync joins its cluster and has a raft leader in about a
+        # second; 20 s on release is for a loaded machine.
+        wait_for(f"etcd {self.name} to answer /health", self.healthy, slack(20), interval=0.1)
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def kill(self):
+        """kill -9, and the process reaped."""
+        self.proc.kill()
+        self.proc.wait(timeout=slack(10))
 
 
 class EtcdSidecar(Sidecar):
@@ -230,7 +303,7 @@ class EtcdSidecar(Sidecar):
                          log_path=log_path)
         d = env.dir
         password_file = password_file or env.passwords[user]
-        self.args = [env.sidecar_bin, "--store", "etcd", "--etcd-endpoints", endpoints or env.url,
+        self.args = [env.sidecar_bin, "--store", "etcd", "--etcd-endpoints", endpoints or ",".join(env.urls),
                      "--lease-name", lease, "--identity", name,
                      "--etcd-cacert", str(cacert or d / "ca.crt"),
                      "--etcd-cert", str(d / "client.crt"), "--etcd-key", str(d / "client.key"),
@@ -246,4 +319,4 @@ def wait_gone(sidecar, timeout):
     return sidecar.reap()
 
 
-__all__ = ["EtcdEnv", "EtcdSidecar", "prefix_end", "wait_gone"]
+__all__ = ["EtcdEnv", "EtcdMember", "EtcdSidecar", "prefix_end", "wait_gone"]
