@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building, testing and the demo need. Idempotent; run as
 # root (or with sudo) on Debian bookworm. Everything comes from Debian's archive: no downloads.
+# Debian's etcd-server is unpacked beside, not installed (below).
 #
 #   install-deps.sh              everything (what scripts/test.sh and CI use)
 #   install-deps.sh --build-only what `cmake --preset release && cmake --build` needs, nothing
@@ -63,6 +64,23 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all ${#packages[@]} packages already installed"
+fi
+
+# Debian's etcd-server (3.4.23), the oldest etcd the etcd store is tested on (integration.etcd34.*,
+# tests/integration/CMakeLists.txt): unpacked into /opt/leasehold/debian-etcd, not installed,
+# because its package starts an etcd on port 2379 as a system service.
+debian_etcd=/opt/leasehold/debian-etcd
+if [ "${1:-}" = "" ] && [ ! -x "$debian_etcd/usr/bin/etcd" ]; then
+  deb_dir=$(mktemp -d)
+  # apt-get download fetches as the user _apt where that user may write (else it warns)
+  $SUDO chown _apt "$deb_dir" 2>/dev/null || true
+  (cd "$deb_dir" && apt-get download -qq etcd-server)
+  $SUDO rm -rf "$debian_etcd.tmp"
+  $SUDO mkdir -p "$debian_etcd.tmp"
+  $SUDO dpkg-deb -x "$deb_dir"/etcd-server_*.deb "$debian_etcd.tmp"
+  $SUDO mv "$debian_etcd.tmp" "$debian_etcd"
+  rm -rf "$deb_dir"
+  echo "install-deps: $("$debian_etcd/usr/bin/etcd" --version | head -1) in $debian_etcd"
 fi
 
 # kubectl is not in Debian bookworm's archive; the machines this project runs on ship it.

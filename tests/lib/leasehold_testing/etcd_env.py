@@ -127,6 +127,13 @@ class EtcdEnv(SidecarHost):
                 return m.url
         raise Failure("no etcd member runs")
 
+    def server_version(self):
+        """The members' etcd version, from /version: (major, minor, patch)."""
+        with urllib.request.urlopen(self.live_url() + "/version", context=self.ssl,
+                                    timeout=slack(5)) as r:
+            text = json.loads(r.read())["etcdserver"]
+        return tuple(int(x) for x in text.split("-")[0].split("."))
+
     def raft_leader(self):
         """The member that leads etcd's raft (maintenance/status: leader == own member id)."""
         def find():
@@ -251,7 +258,7 @@ class EtcdMember:
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
              "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
              "--initial-cluster", self.peers, "--initial-cluster-token", d.name,
-             "--unsafe-no-fsync",
+             "--unsafe-no-fsync", "--election-timeout", "1000", "--heartbeat-interval", "100",
              # bcrypt's cheapest cost: etcd hashes the password on every authenticate (cost 10
              # is tens of ms of CPU, seconds at nice 19 beside other tests: the sidecars' first
              # request outlived its R/2 deadline in one run). Not what is tested here.
