@@ -25,6 +25,7 @@ from leasehold_testing.checks import Failure
 from leasehold_testing.etcd_env import EtcdEnv, wait_gone
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.ports import free_port
+from leasehold_testing.tcp_proxy import TcpProxy
 from leasehold_testing.timings import slack
 
 SCENARIOS = {}
@@ -171,6 +172,48 @@ def sigstop(env):
         wait_for(f"{leader.name} to follow {new.name}", follows, EXPIRY_TAKEOVER)
         check(new.status()["fencingToken"] > token, "token went up")
     safety(obs)
+
+
+@scenario
+def partition(env):
+    """Each sidecar reaches etcd through a TCP proxy of its own; the leader's is cut: it stops
+    claiming by R after its last confirmed keep-alive; nobody else leads before its lease can
+    have expired on the server (D - P after the cut), someone does once it has; healed, the old
+    leader finds its lease gone and follows."""
+    proxies = [TcpProxy(env.members[0].port, name=f"proxy-{i}") for i in range(3)]
+    try:
+        sidecars = [env.sidecar(f"replica-{i}", endpoints=proxies[i].url) for i in range(3)]
+        for s in sidecars:
+            s.start()
+        leader = the_leader(sidecars, FIRST_LEADER)
+        cut = proxies[sidecars.index(leader)]
+        others = [s for s in sidecars if s is not leader]
+        with Observer(sidecars) as obs:
+            token = leader.status()["fencingToken"]
+            time.sleep(2 * P)
+            t0 = time.time()
+            cut.partition()
+            wait_for(f"{leader.name} to stop claiming", lambda: not leader.leader(),
+                     R + slack(1))
+            log(f"{leader.name} stopped claiming {time.time() - t0:.2f}s after the cut (R={R}s)")
+            new = the_leader(others, EXPIRY_TAKEOVER)
+            t1 = time.time()
+            log(f"{new.name} leads {t1 - t0:.2f}s after the cut (D={D}s)")
+            check_took(t0, t1, EXPIRY_TAKEOVER, "takeover after the cut",
+                       least=D - P - slack(0.05))
+            check(new.status()["fencingToken"] > token, "token went up")
+            cut.heal()
+
+            def follows():
+                st = leader.status()
+                return st and not st["leader"] and st["holder"] == new.name
+            wait_for(f"{leader.name} to follow {new.name} after the heal", follows,
+                     R + P + slack(2))
+            time.sleep(2 * P)
+        safety(obs)
+    finally:
+        for p in proxies:
+            p.close()
 
 
 def keys_count(env, n, timeout):

@@ -245,6 +245,7 @@ class EtcdMember:
 
     def __init__(self, env, name, port, peer_port, peers):
         self.env, self.name = env, name
+        self.port = port
         self.url = f"https://127.0.0.1:{port}"
         self.peer_url = f"http://127.0.0.1:{peer_port}"
         self.peers = peers
