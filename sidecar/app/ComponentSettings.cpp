@@ -25,7 +25,9 @@ supervise::SupervisorConfig supervisorConfigFor(const config::Config& cfg,
   using config::RestartPolicy;
   supervise::SupervisorConfig c;
   c.command = cfg.command;
-  c.lease = lease.ns + "/" + lease.name;
+  // LEASEHOLD_LEASE: where the lock is, as an operator names it: "namespace/name" for a
+  // Lease, the election's name (its key prefix) on etcd, which has no namespace.
+  c.lease = lease.store.empty() ? lease.ns + "/" + lease.name : lease.name;
   c.identity = cfg.identity;
   c.killGrace = cfg.killGrace;
   c.drainTimeout = cfg.drainTimeout;

@@ -49,9 +49,9 @@ inline constexpr int kExitLeadershipLost = 3;      // --exit-on-loss after a ter
 inline constexpr int kExitSupervisionFailed = 70;  // the watchdog died: no longer safe
 
 struct SupervisorConfig {
-  std::vector<std::string> command;                    // argv, non-empty
-  std::string lease;                                   // "namespace/name", for LEASEHOLD_LEASE
-  std::string identity;                                // for LEASEHOLD_IDENTITY
+  std::vector<std::string> command;  // argv, non-empty
+  std::string lease;     // LEASEHOLD_LEASE: "namespace/name"; on etcd the election's name
+  std::string identity;  // for LEASEHOLD_IDENTITY
   time::Duration killGrace = std::chrono::seconds(5);  // less than the renew deadline
   time::Duration drainTimeout = std::chrono::seconds(25);
   RestartPolicy restart = RestartPolicy::kNever;

@@ -22,9 +22,10 @@ import traceback
 from leasehold_testing import D, P, R, Observer, check, check_took, log, run_steps, the_leader, \
     wait_for
 from leasehold_testing.checks import Failure
-from leasehold_testing.etcd_env import EtcdEnv, wait_gone
+from leasehold_testing.etcd_env import EtcdEnv, EtcdRunReplica, wait_gone
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.ports import free_port
+from leasehold_testing.run_cluster import AT_ONCE, DRAIN_TIMEOUT, RunCluster
 from leasehold_testing.tcp_proxy import TcpProxy
 from leasehold_testing.timings import slack
 
@@ -214,6 +215,91 @@ def partition(env):
     finally:
         for p in proxies:
             p.close()
+
+
+# ---- run mode on etcd (leasehold run --store etcd; run_cluster.RunCluster, the checks of the
+# run-mode scenarios: no two commands at once, each stopped by R after its last confirmed
+# keep-alive, nothing of a stopped group survives, no stale-token write) ----------------------
+def run_cluster(env, **kw):
+    return RunCluster(env, replica=EtcdRunReplica, **kw)
+
+
+@scenario
+def run_basic(env):
+    """`leasehold run --store etcd`: one replica runs the command, with the leader key's create
+    revision in LEASEHOLD_FENCING_TOKEN and the election in LEASEHOLD_LEASE; the others run
+    nothing."""
+    with run_cluster(env) as c:
+        inst = c.leading_instance()
+        start = next(e for e in c.monitor.events if e["event"] == "start")
+        keys = env.keys()
+        check(start["token"] == keys[0][1], f"LEASEHOLD_FENCING_TOKEN {start['token']} is the "
+              f"leader key's create revision: {keys}")
+        check(start["identity"] == inst.replica.name, f"LEASEHOLD_IDENTITY {start['identity']}")
+        check(start["lease"] == env.lease, f"LEASEHOLD_LEASE {start['lease']}")
+        time.sleep(D)
+        check(len(c.monitor.all()) == 1, f"one command only: {c.monitor.all()}")
+        c.end({r.name: 0 for r in c.replicas})
+
+
+@scenario
+def run_kill9(env):
+    """kill -9 of the leading supervisor: its command's group dies at once; the next command
+    starts once the lease expired on the server, with a higher token."""
+    with run_cluster(env) as c:
+        first = c.settled_leader()
+        t0 = time.time()
+        first.replica.kill()
+        c.stopped(first, AT_ONCE)
+        second = c.leading_instance(after=first, timeout=EXPIRY_TAKEOVER + AT_ONCE)
+        log(f"group gone {first.stop - t0:.3f}s after the kill; next command "
+            f"{second.start - t0:.3f}s after it")
+        check_took(t0, second.start, EXPIRY_TAKEOVER + AT_ONCE, "takeover after the expiry",
+                   least=D - P - slack(0.05))
+        check(second.token > first.token, f"token went up: {first.token} -> {second.token}")
+        c.end()
+
+
+@scenario
+def run_sigterm(env):
+    """SIGTERM to the leading supervisor: the command drains (1 s, renewals go on), then the
+    lease is revoked and the next command starts at once; leasehold exits 0."""
+    with run_cluster(env, command_flags=["--term-delay", "1.0"]) as c:
+        first = c.settled_leader()
+        t0 = time.time()
+        first.replica.signal(signal.SIGTERM)
+        c.stopped(first, DRAIN_TIMEOUT + AT_ONCE)
+        check(first.stop - t0 >= 1.0, "the drain took the command's time")
+        second = c.leading_instance(after=first, timeout=P + AT_ONCE + slack(1))
+        log(f"drain {first.stop - t0:.2f}s; next command {second.start - first.stop:.3f}s after "
+            "the group was gone")
+        check_took(first.stop, second.start, P + AT_ONCE, "revoked: the next did not wait for D")
+        check(first.replica.exit_code(timeout=slack(5)) == 0, "leasehold exits 0")
+        c.end()
+
+
+@scenario
+def run_sigstop(env):
+    """SIGSTOP of the leading supervisor for 2 D: the watchdog kills its command by R; the next
+    one starts only after the lease expired; the woken supervisor runs nothing."""
+    with run_cluster(env) as c:
+        first = c.settled_leader()
+        t0 = time.time()
+        first.replica.signal(signal.SIGSTOP)
+        c.stopped(first, R + AT_ONCE)
+        log(f"stopped {first.stop - t0:.3f}s after SIGSTOP of its supervisor (R = {R}s)")
+        second = c.leading_instance(after=first, timeout=EXPIRY_TAKEOVER + AT_ONCE)
+        check_took(t0, second.start, EXPIRY_TAKEOVER + AT_ONCE, "takeover after the expiry",
+                   least=D - P - slack(0.05))
+        time.sleep(max(0.0, t0 + 2 * D - time.time()))
+        first.replica.signal(signal.SIGCONT)
+        wait_for(f"{first.replica.name} to answer after SIGCONT",
+                 lambda: first.replica.status() is not None, slack(5))
+        time.sleep(2 * P)
+        check(first.replica.alive(), "the woken supervisor keeps running")
+        check(len(c.monitor.of(first.replica)) == 1, "and started nothing in somebody's term")
+        check(second.stop is None, "the new leader's command still runs")
+        c.end({r.name: 0 for r in c.replicas})
 
 
 def keys_count(env, n, timeout):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .checks import Failure, check, wait_for
 from .etcdctl_elect import EtcdctlElect
+from .run_cluster import RunCommand
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
@@ -321,10 +322,15 @@ class EtcdSidecar(Sidecar):
                      "--log-format", "json", *(timings or TIMINGS), *extra_args]
 
 
+class EtcdRunReplica(RunCommand, EtcdSidecar):
+    """`leasehold run --store etcd ... -- command` of EtcdEnv (run_cluster.RunCluster's replica
+    on etcd)."""
+
+
 def wait_gone(sidecar, timeout):
     """Waits for the process to exit; returns its exit code."""
     wait_for(f"{sidecar.name} to exit", lambda: not sidecar.alive(), timeout)
     return sidecar.reap()
 
 
-__all__ = ["EtcdEnv", "EtcdMember", "EtcdSidecar", "prefix_end", "wait_gone"]
+__all__ = ["EtcdEnv", "EtcdMember", "EtcdRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]

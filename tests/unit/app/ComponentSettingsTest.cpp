@@ -55,6 +55,14 @@ TEST_P(SupervisorConfigForTest, CarriesTheRunSettingsAndTheLeaseName) {
   EXPECT_TRUE(c.exitOnLoss);
 }
 
+TEST(SupervisorConfigFor, OnEtcdTheLeaseIsTheElectionName) {
+  config::Config cfg;
+  cfg.command = {"/bin/app"};
+  // The namespace is what the Kubernetes flags default to; etcd has none.
+  EXPECT_EQ(supervisorConfigFor(cfg, {"default", "jobs/scheduler", "etcd"}).lease,
+            "jobs/scheduler");
+}
+
 INSTANTIATE_TEST_SUITE_P(Policies, SupervisorConfigForTest,
                          ::testing::Values(RestartCase{config::RestartPolicy::Never,
                                                        supervise::RestartPolicy::kNever},
