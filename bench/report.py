@@ -12,6 +12,7 @@ from pathlib import Path
 
 from scale_report import scale_goals, scale_markdown
 from settings import BASELINE_LABEL, GOALS
+from etcd import etcd_markdown
 from node import node_markdown
 from shards import shards_goals, shards_markdown
 
@@ -144,6 +145,11 @@ def goals_and_table(results, baseline="poll", baseline_label=None):
         goals.update({k: ok for k, (_v, ok, _t) in scale_goals(results["scale"]).items()})
     if "shards" in results:
         goals.update({k: ok for k, (_v, ok, _t) in shards_goals(results["shards"]).items()})
+    if "etcd" in results:
+        L = results["etcd"]["leasehold"]
+        goals["etcd_failover"] = (L["failover_after_expiry_s"]["p99"]
+                                  <= GOALS["etcd_failover_after_expiry_p99_s"])
+        goals["etcd_handover"] = L["handover_s"]["p99"] <= GOALS["etcd_handover_p99_s"]
     if not rows:
         return goals, ""
     design = baseline == "poll"
@@ -175,6 +181,8 @@ def render(doc):
     meta, results = doc["meta"], doc["results"]
     baseline = meta.get("baseline", "poll")
     label = BASELINE_LABEL[baseline].format(version=meta.get("clientgo", {}).get("client_go"))
+    if set(results) == {"etcd"}:  # its own baseline, in its own table
+        label = "etcd's concurrency.Election (bench/etcdgo)"
     table = goals_and_table(results, baseline, label)[1]
     info = meta.get("server_info", {})
     where = (info["kind"] if "kind" in info else
@@ -188,7 +196,7 @@ def render(doc):
               f"{' '.join(meta['machine']['loadavg_end'] or [])} at end; nice {meta['nice']}; "
               f"{meta['seconds']} s.\n"
               f"Server: {where}. Baseline: {label}, same server, same run.\n"
-              + ("" if set(results) == {"node"} else
+              + ("" if set(results) in ({"node"}, {"etcd"}) else
                  "Scaled figures (D=2s R=1.5s P=0.3s): failover and handover; the rest at "
                  "15s/10s/2s.\n") + "\n")
     text = header + table + "\n"
@@ -198,6 +206,8 @@ def render(doc):
         text += "\n" + shards_markdown(results["shards"]) + "\n"
     if "node" in results:
         text += "\n" + node_markdown(results["node"]) + "\n"
+    if "etcd" in results:
+        text += "\n" + etcd_markdown(results["etcd"]) + "\n"
     early = results.get("failover", {}).get("client-go", {}).get("before_expiry")
     if early:
         text += (f"\nclient-go took over before the lease could expire in {early} of "

@@ -19,6 +19,10 @@ BASELINE_LABEL = {
     "client-go": "client-go {version} (bench/clientgo, measured)",
 }
 GOALS = {
+    # etcd (issue 25): the next leader after the server expired a killed leader's lease, and
+    # SIGTERM handover, both p99
+    "etcd_failover_after_expiry_p99_s": 0.050,
+    "etcd_handover_p99_s": 0.010,
     "failover_p99_minus_D_s": 0.100,
     "handover_p99_s": 0.100,
     "request_p99_s": 0.020,
@@ -40,7 +44,7 @@ SECTIONS = ("load", "failover", "handover", "request", "http", "startup")
 # Only when named (--only scale): hundreds of sidecars on the real API server, minutes long.
 # Only when named (--only shards): issue 15's goals (shards.py).
 # Only when named, alone (--only node): a single-node cluster with a real kubelet (node.py).
-EXTRA_SECTIONS = ("scale", "shards", "node")
+EXTRA_SECTIONS = ("scale", "shards", "node", "etcd")
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 # scale: replicas on one Lease, Lease counts x per_lease replicas, the window of each point and
