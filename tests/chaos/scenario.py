@@ -19,6 +19,7 @@ from leasehold_testing.fenced_store import FencedStore, FencedWriter
 from leasehold_testing.incarnation import Incarnation, port_collision
 from leasehold_testing.lease_history import LeaseHistory
 from leasehold_testing.leader_sampler import Sampler
+from leasehold_testing.run_cluster import RUN_FLAGS
 from leasehold_testing.run_mode import Monitor, command_failures, journal_command, run_args
 from leasehold_testing.shard_sampler import ShardObserver, balance_of, shards_of
 from leasehold_testing.terms import (ROUNDING, check_history_tokens, check_store, check_terms,
@@ -39,7 +40,7 @@ CONVERGE_EXTRA = 2.0  # followers agree on the holder within this after a leader
 # a grandchild and writes its token to a fenced store of its own). The Monitor polls /proc every
 # 20 ms on a shared machine: "stopped by R after the last renewal" allows this much (D - R =
 # 0.5 s is the margin that matters for safety, and the no-overlap check has no allowance).
-RUN_FLAGS = ["--kill-grace", "500ms", "--drain-timeout", "3s"]
+# The run flags are the run-mode scenarios' (leasehold_testing.run_cluster.RUN_FLAGS).
 RUN_TOLERANCE = 0.25
 # --shards N: the slowest clock of a scenario (x0.95) and the allowance for the chain of moves
 # once every view agrees (drop, release, acquire: a few requests each, on a shared machine).
