@@ -220,26 +220,8 @@ def measure(kind, member, directory, sidecar_bin, prof):
             "leader": out["leader"], "follower": out["follower"], "raw": out}
 
 
-class EtcdBenchServer:
-    """bench/run's server for --only etcd: the section brings up its own etcd member."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @staticmethod
-    def describe():
-        return {"kind": "one etcd member (tests/realkube's etcd, plain HTTP on loopback)"}
-
-    @staticmethod
-    def forbidden():
-        return []
-
-    @staticmethod
-    def envs():
-        return []
+# bench/run's server for this section (settings.SectionServer).
+ETCD_SERVER = "one etcd member (tests/realkube's etcd, plain HTTP on loopback)"
 
 
 def build_etcdgo():

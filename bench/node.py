@@ -111,26 +111,8 @@ def measure(contender, watch, prof):
             "terms": len(terms), "raw": out}
 
 
-class NodeServer:
-    """bench/run's server for --only node: the section brings up its own cluster."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    @staticmethod
-    def describe():
-        return {"kind": "single-node cluster (tests/realkube/start.sh up DIR --node)"}
-
-    @staticmethod
-    def forbidden():
-        return []
-
-    @staticmethod
-    def envs():
-        return []
+# bench/run's server for this section (settings.SectionServer).
+NODE_SERVER = "single-node cluster (tests/realkube/start.sh up DIR --node)"
 
 
 def run_node(sidecar_binary, profile, results):

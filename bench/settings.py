@@ -99,3 +99,28 @@ def loadavg():
         return Path("/proc/loadavg").read_text().split()[:3]
     except OSError:
         return None
+
+
+class SectionServer:
+    """bench/run's server for a section that brings up its own (--only node: a single-node
+    cluster; --only etcd: an etcd member): nothing to start, nothing shared."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def describe(self):
+        return {"kind": self.kind}
+
+    @staticmethod
+    def forbidden():
+        return []
+
+    @staticmethod
+    def envs():
+        return []
