@@ -2,7 +2,7 @@
 // and hands over to the process for one Lease (app/SidecarProcess), for a shard group
 // (app/ShardProcess) or for an etcd election (app/EtcdSidecarProcess), which wire the event loop,
 // the Sidecars, the servers and the signals. Exit status: 0 after a clean shutdown (run mode: the
-// command's, app/RunMode.h), 2 when the configuration is refused or the process cannot start
+// command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
 // (docs/design.md, "Exit codes").
 #include <signal.h>
 

@@ -59,7 +59,7 @@ int runEtcdSidecarProcess(const config::Config& cfg, const log::Logger& logger) 
   etcd::EtcdGateway gateway(rt.io, rt.clock, std::move(options));
   if (gateway.configurationError()) return failToStart(*gateway.configurationError());
 
-  SidecarConfig sidecarConfig{
+  lock::SidecarConfig sidecarConfig{
       {election::Identity{cfg.identity}, cfg.timings, election::FollowerMode::kWatch},
       {"", cfg.leaseName, "etcd"},
       cfg.releaseCooldown};

@@ -9,11 +9,12 @@
 
 namespace leasehold::app {
 
-SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
-                                  const election::ElectorConfig& elector, ApiConnections& api,
-                                  time::Clock& clock, runtime::BlockingWorker& worker,
-                                  const log::Logger& logger, std::function<double()> random01) {
-  SidecarPorts ports;
+lock::SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
+                                        const election::ElectorConfig& elector, ApiConnections& api,
+                                        time::Clock& clock, runtime::BlockingWorker& worker,
+                                        const log::Logger& logger,
+                                        std::function<double()> random01) {
+  lock::SidecarPorts ports;
   kube::LeaseClientOptions leaseOptions;
   leaseOptions.requestDeadline = setup.requestDeadline;
   leaseOptions.watchTimeoutSeconds = setup.watchTimeoutSeconds;

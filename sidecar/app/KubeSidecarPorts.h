@@ -8,8 +8,8 @@
 #include <string>
 
 #include "app/ApiConnections.h"
-#include "app/Sidecar.h"
 #include "kube/PodLabeler.h"
+#include "lock/Sidecar.h"
 #include "log/Logger.h"
 #include "time/Clock.h"
 
@@ -37,9 +37,10 @@ struct KubeSidecarSetup {
 // The ports (the election built with `elector`, the SidecarConfig's), except
 // leadershipMayHaveChanged (the status server's, set by the caller). Status file writes run on
 // `worker`, their results back on the loop; everything else runs on the loop.
-SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
-                                  const election::ElectorConfig& elector, ApiConnections& api,
-                                  time::Clock& clock, runtime::BlockingWorker& worker,
-                                  const log::Logger& logger, std::function<double()> random01);
+lock::SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
+                                        const election::ElectorConfig& elector, ApiConnections& api,
+                                        time::Clock& clock, runtime::BlockingWorker& worker,
+                                        const log::Logger& logger,
+                                        std::function<double()> random01);
 
 }  // namespace leasehold::app

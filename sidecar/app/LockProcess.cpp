@@ -5,27 +5,27 @@
 
 #include "app/ComponentSettings.h"
 #include "app/ProcessSignals.h"
-#include "app/RunMode.h"
+#include "lock/RunMode.h"
 #include "publish/ProbeServer.h"
 #include "publish/StatusServer.h"
 
 namespace leasehold::app {
 
-int serveLock(LoopRuntime& rt, const config::Config& cfg, SidecarConfig sidecarConfig,
+int serveLock(LoopRuntime& rt, const config::Config& cfg, lock::SidecarConfig sidecarConfig,
               LockStore store, const log::Logger& logger) {
   const publish::LeaseName lease = sidecarConfig.lease;
-  std::unique_ptr<RunMode> runMode;
+  std::unique_ptr<lock::RunMode> runMode;
   if (cfg.runMode) {
-    auto started = RunMode::start(rt.io, rt.clock, supervisorConfigFor(cfg, lease), logger);
+    auto started = lock::RunMode::start(rt.io, rt.clock, supervisorConfigFor(cfg, lease), logger);
     if (auto* problem = std::get_if<std::string>(&started)) return failToStart(*problem);
-    runMode = std::move(std::get<std::unique_ptr<RunMode>>(started));
+    runMode = std::move(std::get<std::unique_ptr<lock::RunMode>>(started));
     store.ports.command = runMode->port();
   }
   std::optional<publish::StatusServer> status;
   store.ports.leadershipMayHaveChanged = [&status] {
     if (status) status->leadershipMayHaveChanged();
   };
-  Sidecar sidecar(std::move(sidecarConfig), std::move(store.ports), rt.metrics, logger);
+  lock::Sidecar sidecar(std::move(sidecarConfig), std::move(store.ports), rt.metrics, logger);
 
   status.emplace(rt.io, net::HttpServer::Options{cfg.httpAddress.host, cfg.httpAddress.port},
                  rt.clock, lease,
@@ -54,7 +54,8 @@ int serveLock(LoopRuntime& rt, const config::Config& cfg, SidecarConfig sidecarC
     store.shutdown();
     rt.io.stop();
   };
-  ProcessSignals<RunMode> signals(rt.io, logger, runMode.get(), shutdownSidecar, stopEverything);
+  ProcessSignals<lock::RunMode> signals(rt.io, logger, runMode.get(), shutdownSidecar,
+                                        stopEverything);
 
   log::Fields fields{{"identity", cfg.identity}};
   fields.insert(fields.end(), store.starting.begin(), store.starting.end());

@@ -1,20 +1,20 @@
 #pragma once
-// The process for one lock, whatever store keeps it: one app::Sidecar on the LoopRuntime with
+// The process for one lock, whatever store keeps it: one lock::Sidecar on the LoopRuntime with
 // the store's ports, the status API (/leader, /leader/watch, /release), the probes, run mode's
-// supervised command (app/RunMode) and SIGTERM/SIGINT starting the Sidecar's shutdown. The
+// supervised command (lock/RunMode) and SIGTERM/SIGINT starting the Sidecar's shutdown. The
 // store's process (app/SidecarProcess on a Kubernetes Lease, app/EtcdSidecarProcess on etcd)
 // builds its ports and hands them here with the few things that differ.
 #include <functional>
 
 #include "app/ProcessRuntime.h"
-#include "app/Sidecar.h"
 #include "config/Config.h"
+#include "lock/Sidecar.h"
 #include "log/Logger.h"
 
 namespace leasehold::app {
 
 struct LockStore {
-  SidecarPorts ports;  // leadershipMayHaveChanged and command are set here
+  lock::SidecarPorts ports;  // leadershipMayHaveChanged and command are set here
   // /readyz: whether the store has answered anything yet.
   std::function<bool()> answered;
   // Runs before the Sidecar's shutdown and calls its argument when done (--coordinated's
@@ -27,7 +27,7 @@ struct LockStore {
 
 // Runs until the shutdown completes; returns the exit status (2 when it could not start, after
 // printing why; in run mode RunMode::exitCode()).
-int serveLock(LoopRuntime& rt, const config::Config& cfg, SidecarConfig sidecarConfig,
+int serveLock(LoopRuntime& rt, const config::Config& cfg, lock::SidecarConfig sidecarConfig,
               LockStore store, const log::Logger& logger);
 
 }  // namespace leasehold::app

@@ -3,13 +3,13 @@
 #include "app/ComponentSettings.h"
 #include "app/ProcessRuntime.h"
 #include "app/ProcessSignals.h"
-#include "app/ShardMode.h"
-#include "app/ShardRunMode.h"
 #include "publish/JsonEventStream.h"
 #include "publish/ProbeServer.h"
 #include "publish/StatusFile.h"
 #include "publish/StatusFileWriter.h"
 #include "publish/StatusServer.h"
+#include "shard/ShardMode.h"
+#include "shard/ShardRunMode.h"
 
 namespace leasehold::app {
 
@@ -17,7 +17,7 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   const auto& cfg = in.config;
   ProcessRuntime rt(in.rest, logger);
 
-  ShardModeConfig sc;
+  shard::ShardModeConfig sc;
   sc.identity = cfg.identity;
   sc.podName = cfg.podName;
   sc.podIp = in.podIp;
@@ -27,17 +27,17 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   sc.drain = cfg.shardDrain;
   sc.requestDeadline = renewalRequestDeadline(cfg.timings);
   if (in.watchTimeoutSeconds) sc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
-  std::unique_ptr<ShardRunMode> runMode;
+  std::unique_ptr<shard::ShardRunMode> runMode;
   if (cfg.runMode) {
-    auto started = ShardRunMode::start(rt.io, rt.clock,
-                                       supervisorConfigFor(cfg, {in.leaseNamespace, cfg.leaseName}),
-                                       in.leaseNamespace, cfg.leaseName, cfg.shards, logger);
+    auto started = shard::ShardRunMode::start(
+        rt.io, rt.clock, supervisorConfigFor(cfg, {in.leaseNamespace, cfg.leaseName}),
+        in.leaseNamespace, cfg.leaseName, cfg.shards, logger);
     if (auto* problem = std::get_if<std::string>(&started)) return failToStart(*problem);
-    runMode = std::move(std::get<std::unique_ptr<ShardRunMode>>(started));
+    runMode = std::move(std::get<std::unique_ptr<shard::ShardRunMode>>(started));
     for (std::size_t i = 0; i < cfg.shards; i++)
       sc.commands.push_back(runMode->port(i));
   }
-  ShardMode shards(rt.clock, sc, rt.api.lease(), rt.metrics, logger, rt.random01());
+  shard::ShardMode shards(rt.clock, sc, rt.api.lease(), rt.metrics, logger, rt.random01());
   rt.metrics.setExtra([&shards] { return shards.metricsText(); });
 
   // /leader and friends answer for shard 0; /shards and /shards/watch for all of them.
@@ -104,8 +104,8 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
       file->flush(finished);
     });
   };
-  ProcessSignals<ShardRunMode> signals(rt.io, logger, runMode.get(), shutdownShards,
-                                       stopEverything);
+  ProcessSignals<shard::ShardRunMode> signals(rt.io, logger, runMode.get(), shutdownShards,
+                                              stopEverything);
 
   logger.info("starting", {{"identity", cfg.identity},
                            {"group", in.leaseNamespace + "/" + cfg.leaseName},

@@ -1,9 +1,9 @@
 #pragma once
-// The process of shard mode (--shards N), on the ProcessRuntime: app::ShardMode, the status
+// The process of shard mode (--shards N), on the ProcessRuntime: shard::ShardMode, the status
 // API (GET /shards, GET /shards/watch, and /leader for shard 0), the probes with the shard
 // metrics, the status file with the /shards JSON, and SIGTERM/SIGINT starting
 // ShardMode::shutdown. In run mode (leasehold run --shards N -- CMD) every shard's Sidecar
-// supervises one command (app::ShardRunMode). app::SidecarProcess is its counterpart for one
+// supervises one command (shard::ShardRunMode). app::SidecarProcess is its counterpart for one
 // Lease.
 #include <optional>
 #include <string>

@@ -6,9 +6,9 @@
 #include "app/KubeSidecarPorts.h"
 #include "app/LockProcess.h"
 #include "app/ProcessRuntime.h"
-#include "app/Sidecar.h"
 #include "config/Config.h"
 #include "kube/LeaseCandidate.h"
+#include "lock/Sidecar.h"
 
 namespace leasehold::app {
 
@@ -28,12 +28,13 @@ KubeSidecarSetup kubeSetup(const SidecarProcessInputs& in) {
   return setup;
 }
 
-SidecarConfig sidecarConfig(const config::Config& cfg, const publish::LeaseName& lease) {
-  SidecarConfig c{{election::Identity{cfg.identity}, cfg.timings,
-                   cfg.followerMode == config::FollowerMode::Poll ? election::FollowerMode::kPoll
-                                                                  : election::FollowerMode::kWatch},
-                  lease,
-                  cfg.releaseCooldown};
+lock::SidecarConfig sidecarConfig(const config::Config& cfg, const publish::LeaseName& lease) {
+  lock::SidecarConfig c{
+      {election::Identity{cfg.identity}, cfg.timings,
+       cfg.followerMode == config::FollowerMode::Poll ? election::FollowerMode::kPoll
+                                                      : election::FollowerMode::kWatch},
+      lease,
+      cfg.releaseCooldown};
   c.alias = cfg.podName;  // a handover request may name the pod instead
   c.elector.coordinated = cfg.coordinated;
   return c;
@@ -63,7 +64,7 @@ int runSidecarProcess(const SidecarProcessInputs& in, const log::Logger& logger)
   const auto& cfg = in.config;
   ProcessRuntime rt(in.rest, logger);
   const KubeSidecarSetup setup = kubeSetup(in);
-  SidecarConfig sidecarSettings = sidecarConfig(cfg, setup.lease);
+  lock::SidecarConfig sidecarSettings = sidecarConfig(cfg, setup.lease);
   LockStore store;
   store.ports = makeKubeSidecarPorts(setup, sidecarSettings.elector, rt.api, rt.clock, rt.worker,
                                      logger, rt.random01());

@@ -1,8 +1,8 @@
 #pragma once
-// The process for one Lease (leasehold, and leasehold run -- CMD): one app::Sidecar on the
+// The process for one Lease (leasehold, and leasehold run -- CMD): one lock::Sidecar on the
 // ProcessRuntime with its Kubernetes ports (app/KubeSidecarPorts), the status API (/leader,
 // /leader/watch, /release), the probes, --coordinated's LeaseCandidate, run mode's supervised
-// command (app/RunMode), and SIGTERM/SIGINT starting the Sidecar's shutdown. ShardProcess is
+// command (lock/RunMode), and SIGTERM/SIGINT starting the Sidecar's shutdown. ShardProcess is
 // its counterpart for --shards N.
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // SIGTERM and SIGINT on the event loop. The first signal starts the shutdown sequence the owner
-// gives (app::Sidecar::shutdown, which releases the lease); a second one while that runs calls
+// gives (lock::Sidecar::shutdown, which releases the lease); a second one while that runs calls
 // onSecondSignal (by default: exit at once with status 1, the operator's "stop now").
 #include <boost/asio/signal_set.hpp>
 #include <functional>

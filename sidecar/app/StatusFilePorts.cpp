@@ -7,7 +7,7 @@
 
 namespace leasehold::app {
 
-StatusFilePort makeStatusFilePort(const std::string& path, runtime::BlockingWorker& worker) {
+lock::StatusFilePort makeStatusFilePort(const std::string& path, runtime::BlockingWorker& worker) {
   auto file = std::make_shared<publish::StatusFile>(path);
   auto writer = std::make_shared<publish::StatusFileWriter>(
       [file](const std::string& content) { return file->write(content); }, worker);

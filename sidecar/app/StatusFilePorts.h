@@ -4,11 +4,11 @@
 // volume must never delay a renewal).
 #include <string>
 
-#include "app/Sidecar.h"
+#include "lock/Sidecar.h"
 #include "runtime/BlockingWorker.h"
 
 namespace leasehold::app {
 
-StatusFilePort makeStatusFilePort(const std::string& path, runtime::BlockingWorker& worker);
+lock::StatusFilePort makeStatusFilePort(const std::string& path, runtime::BlockingWorker& worker);
 
 }  // namespace leasehold::app

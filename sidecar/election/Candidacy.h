@@ -1,7 +1,7 @@
 #pragma once
 // One replica's candidacy for one lock, whatever store keeps the lock: the boundary between
 // the store-specific election below (election::Elector on a Kubernetes Lease; the etcd
-// campaign) and everything above that is written once for every store (app::Sidecar's fan-out
+// campaign) and everything above that is written once for every store (lock::Sidecar's fan-out
 // to /leader, SSE, the status file and metrics; run mode's supervisor; shard assignment).
 //
 // Every implementation obeys the claim rule of election/ClaimRule.h: leadership() is computed

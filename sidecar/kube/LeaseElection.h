@@ -1,5 +1,5 @@
 #pragma once
-// The election on one Kubernetes Lease, as app::Sidecar sees it: an election::Elector on the
+// The election on one Kubernetes Lease, as lock::Sidecar sees it: an election::Elector on the
 // Lease's store (kube::LeaseClient with its watch in production, MemoryLeaseStore in tests),
 // seen through a LastSeenLeaseStore so that the Kubernetes Events about the Lease can name it
 // (its uid and resourceVersion) without a request of their own. It owns the whole chain.

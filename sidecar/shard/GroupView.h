@@ -49,7 +49,7 @@ class GroupView {
   // owners[i]: the holder of shard i's Lease while it is valid as observed, else "".
   std::vector<std::string> owners(time::MonoTime now) const;
   // Membership Leases that expired (as observed here) more than `age` ago: left by replicas
-  // that crashed; somebody deletes them (app/ShardMode), else they stay forever.
+  // that crashed; somebody deletes them (shard/ShardMode), else they stay forever.
   std::vector<std::string> staleMemberLeases(time::MonoTime now, time::Duration age) const;
   // The next instant a member or a shard Lease can expire (to compute again then).
   std::optional<time::MonoTime> nextExpiry(time::MonoTime now) const;

@@ -1,10 +1,10 @@
-// app::ShardMode on FakeApiClient and FakeClock, two shards: a cold start waits P then creates
+// shard::ShardMode on FakeApiClient and FakeClock, two shards: a cold start waits P then creates
 // both shard Leases (labelled with the group) and sends no GET; a second member's membership
 // Lease in the watch makes it drop one shard at once (gone from /shards) and release it, after
 // --shard-drain when one is set; in run mode (leasehold run --shards) the dropped shard's
 // command is stopped first and the release waits for it. Every request is scripted: any other
 // fails the test.
-#include "app/ShardMode.h"
+#include "shard/ShardMode.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -52,7 +52,7 @@ std::string event(const char* type, const json& object) {
 class ShardModeTest : public ::testing::Test {
  protected:
   void make(time::Duration drain, bool runMode = false) {
-    app::ShardModeConfig c;
+    shard::ShardModeConfig c;
     c.identity = "me";
     c.group = {"ns", "work"};
     c.shards = 2;
@@ -61,7 +61,7 @@ class ShardModeTest : public ::testing::Test {
       for (int i = 0; i < 2; i++)
         c.commands.push_back(commandPort(i));
     }
-    mode = std::make_unique<app::ShardMode>(clock, c, api, metrics, logger, [] { return 0.5; });
+    mode = std::make_unique<shard::ShardMode>(clock, c, api, metrics, logger, [] { return 0.5; });
   }
   ~ShardModeTest() override { mode.reset(); }  // before the fake checks what is unmet
 
@@ -114,7 +114,7 @@ class ShardModeTest : public ::testing::Test {
 
   // Run mode's per-shard command port: every call recorded ("leading 0 token=0", "lost 1",
   // "stop-for-release 1"); the readiness callbacks are kept for the test to run.
-  app::CommandPort commandPort(int i) {
+  lock::CommandPort commandPort(int i) {
     const std::string n = std::to_string(i);
     return {[this, n](std::int64_t token, time::MonoTime) {
               commandCalls.push_back("leading " + n + " token=" + std::to_string(token));
@@ -136,7 +136,7 @@ class ShardModeTest : public ::testing::Test {
   FakeApiClient api{clock};
   publish::Metrics metrics;
   log::Logger logger{log::Format::kText, log::Level::kError};
-  std::unique_ptr<app::ShardMode> mode;
+  std::unique_ptr<shard::ShardMode> mode;
 };
 
 TEST_F(ShardModeTest, AJoiningMemberGetsOneShardWhichIsDroppedAtOnceAndReleased) {

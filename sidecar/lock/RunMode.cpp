@@ -1,4 +1,4 @@
-#include "app/RunMode.h"
+#include "lock/RunMode.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "supervise/PosixProcessLauncher.h"
 #include "supervise/Watchdog.h"
 
-namespace leasehold::app {
+namespace leasehold::lock {
 
 // The reaper, the watchdog and the launcher on them (declared in that order: the launcher goes
 // first, the reaper last).
@@ -130,4 +130,4 @@ bool RunMode::secondSignal(int signo) {
   return true;
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold::lock

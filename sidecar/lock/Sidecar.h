@@ -36,7 +36,7 @@
 #include "publish/Metrics.h"
 #include "time/Time.h"
 
-namespace leasehold::app {
+namespace leasehold::lock {
 
 // Kubernetes Events about the lock (kube::EventRecorder in production, naming the Lease as
 // kube::LeaseElection last saw it). Fire and forget.
@@ -66,7 +66,7 @@ struct StatusFilePort {
   std::function<void(std::function<void()> done)> flush;
 };
 
-// Run mode's supervised command (app::RunMode on supervise::Supervisor in production).
+// Run mode's supervised command (lock::RunMode on supervise::Supervisor in production).
 struct CommandPort {
   // This replica leads term `token`, its claim valid until validUntil (acquired, renewed).
   std::function<void(std::int64_t token, time::MonoTime validUntil)> leading;
@@ -130,7 +130,7 @@ class Sidecar {
   bool shuttingDown() const { return stopping_; }
 
   const std::string& identity() const { return config_.elector.identity.value; }
-  // Shard mode (app/ShardMode): acquire only while `eligible` says yes; reconsider() when it may
+  // Shard mode (shard/ShardMode): acquire only while `eligible` says yes; reconsider() when it may
   // have turned to yes (Candidacy::setEligibility).
   void setEligibility(std::function<bool()> eligible) {
     candidacy_.setEligibility(std::move(eligible));
@@ -158,4 +158,4 @@ class Sidecar {
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
-}  // namespace leasehold::app
+}  // namespace leasehold::lock

@@ -24,7 +24,7 @@
 // same way. A second signal SIGKILLs every group still running. Exit status: the first non-zero
 // code a Supervisor finished with (in time order), else 0.
 //
-// app::RunMode is the same wiring for the single Lease; it stays separate so that the one-Lease
+// lock::RunMode is the same wiring for the single Lease; it stays separate so that the one-Lease
 // run mode is exactly what it was.
 #include <boost/asio/io_context.hpp>
 #include <cstddef>
@@ -34,13 +34,13 @@
 #include <variant>
 #include <vector>
 
-#include "app/Sidecar.h"
+#include "lock/Sidecar.h"
 #include "log/Logger.h"
 #include "supervise/ProcessLauncher.h"
 #include "supervise/Supervisor.h"
 #include "time/Clock.h"
 
-namespace leasehold::app {
+namespace leasehold::shard {
 
 class ShardRunMode {
  public:
@@ -65,7 +65,7 @@ class ShardRunMode {
   // Shard i's command, for its Sidecar. Its stopForShutdown begins the way out if nothing has
   // (no caller does that: the signal or a finished Supervisor comes first) and runs `ready`
   // once that shard's Supervisor is done.
-  CommandPort port(std::size_t shard);
+  lock::CommandPort port(std::size_t shard);
   // A Supervisor is done on its own: the caller runs the shutdown sequence (ShardMode::shutdown).
   void setShutdownRequest(std::function<void()> f) { shutdownRequest_ = std::move(f); }
   // The first SIGTERM/SIGINT: every command drains from now on, with this signal. Nothing when
@@ -101,4 +101,4 @@ class ShardRunMode {
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
-}  // namespace leasehold::app
+}  // namespace leasehold::shard

@@ -3,7 +3,7 @@
 // Every port is a fake that writes to one journal, so the order across ports is checked, and
 // fails the test on a call it does not expect. Long because the fan-out, the /healthz table and
 // the shutdown order are each a table of their own.
-#include "app/Sidecar.h"
+#include "lock/Sidecar.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@
 #include "TemporaryDirectory.h"
 #include "kube/LeaseElection.h"
 
-namespace leasehold::app {
+namespace leasehold::lock {
 namespace {
 
 using namespace std::chrono_literals;
@@ -569,4 +569,4 @@ TEST_F(SidecarTest, TwoSidecarsOnOneLoopLeadTheirOwnLeases) {
 }
 
 }  // namespace
-}  // namespace leasehold::app
+}  // namespace leasehold::lock

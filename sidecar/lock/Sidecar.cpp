@@ -1,9 +1,9 @@
-#include "app/Sidecar.h"
+#include "lock/Sidecar.h"
 
 #include <stdexcept>
 #include <utility>
 
-namespace leasehold::app {
+namespace leasehold::lock {
 
 using election::ElectorEvent;
 
@@ -212,4 +212,4 @@ void Sidecar::fanOut(const ElectorEvent& e) {
   }
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold::lock

@@ -1,4 +1,4 @@
-// Run mode's way out (app::ShardRunMode for leasehold run --shards N, app::RunMode for one
+// Run mode's way out (shard::ShardRunMode for leasehold run --shards N, lock::RunMode for one
 // Lease) on FakeClock with a FakeCommandLauncher per command, which fails the test on any call
 // it does not expect. The first signal (noteSignal, what ProcessSignals does before the shutdown
 // sequence) or a command ending on its own stops every command at once. The sequence reaches
@@ -11,8 +11,8 @@
 // calls come. "0: ..." is command 0's launcher (and its port's ready callbacks); anything else is
 // the run mode's own (the shutdown it asks for, the second signal's answer). --kill-grace 3s (the
 // reap allowance is 100 ms), --drain-timeout 25s, --restart never.
-#include "app/RunMode.h"
-#include "app/ShardRunMode.h"
+#include "lock/RunMode.h"
+#include "shard/ShardRunMode.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@
 #include "FakeClock.h"
 #include "FakeCommandLauncher.h"
 
-namespace leasehold::app {
+namespace leasehold::lock {
 namespace {
 
 using namespace std::chrono_literals;
@@ -101,8 +101,8 @@ class RunModeScript : public ::testing::TestWithParam<Case> {
   }
   // Two shards: ns/work-0 and ns/work-1.
   void makeShards() {
-    auto m =
-        std::make_shared<ShardRunMode>(io_, clock_, config_, "ns", "work", launchers(2), logger_);
+    auto m = std::make_shared<shard::ShardRunMode>(io_, clock_, config_, "ns", "work", launchers(2),
+                                                   logger_);
     adopt(m, {m->port(0), m->port(1)});
   }
 
@@ -317,4 +317,4 @@ INSTANTIATE_TEST_SUITE_P(Scripts, RunModeTest, ::testing::ValuesIn(kSingleCases)
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
-}  // namespace leasehold::app
+}  // namespace leasehold::lock

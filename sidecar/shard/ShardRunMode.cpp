@@ -1,4 +1,4 @@
-#include "app/ShardRunMode.h"
+#include "shard/ShardRunMode.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "supervise/PosixProcessLauncher.h"
 #include "supervise/Watchdog.h"
 
-namespace leasehold::app {
+namespace leasehold::shard {
 
 // One ChildReaper and one watchdog for every shard, and each shard's PosixProcessLauncher on
 // them (declared in that order: the launchers go first, the reaper last).
@@ -107,9 +107,9 @@ void ShardRunMode::post(std::function<void()> f) {
   });
 }
 
-CommandPort ShardRunMode::port(std::size_t i) {
+lock::CommandPort ShardRunMode::port(std::size_t i) {
   Shard* s = shards_.at(i).get();
-  return CommandPort{
+  return lock::CommandPort{
       [s](std::int64_t token, time::MonoTime validUntil) {
         s->supervisor.leading(token, validUntil);
       },
@@ -184,4 +184,4 @@ std::size_t ShardRunMode::commandsRunning() const {
   return n;
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold::shard

@@ -1,6 +1,6 @@
 #pragma once
 // Shard mode (--shards N, docs/design.md "Shards"): N shard Leases NAME-0 .. NAME-(N-1), each
-// with its own app::Sidecar (its own Elector: query-time validity, step down at R, CAS, release
+// with its own lock::Sidecar (its own Elector: query-time validity, step down at R, CAS, release
 // on the way out, fencing token = its leaseTransitions), all on one loop, plus this member's
 // membership Lease and ONE label-selected watch of the group's Leases that feeds every shard's
 // Elector and the group view.
@@ -22,7 +22,7 @@
 // Run mode (config.commands): each shard's Sidecar has its command port; a dropped shard's
 // command is stopped (SIGTERM, SIGKILL at --kill-grace) after --shard-drain, and the release
 // waits for its group to be gone. On the way out every command is draining already
-// (app::ShardRunMode stops them all at the first signal, before shutdown() is called); each
+// (shard::ShardRunMode stops them all at the first signal, before shutdown() is called); each
 // shard's release waits for its command's group to be gone (Sidecar::shutdown).
 //
 // Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
@@ -35,10 +35,10 @@
 #include <string>
 #include <vector>
 
-#include "app/Sidecar.h"
 #include "election/ElectionTimings.h"
 #include "kube/ApiTransport.h"
 #include "kube/LeaseGroupWatch.h"
+#include "lock/Sidecar.h"
 #include "log/Logger.h"
 #include "publish/LeadershipJson.h"
 #include "publish/Metrics.h"
@@ -47,7 +47,7 @@
 #include "shard/ShardLeaseStore.h"
 #include "time/Clock.h"
 
-namespace leasehold::app {
+namespace leasehold::shard {
 
 inline constexpr const char* kShardGroupLabel = "leasehold.io/shard-group";
 
@@ -61,10 +61,10 @@ struct ShardModeConfig {
   time::Duration drain{};  // --shard-drain
   std::chrono::milliseconds requestDeadline{5000};
   int watchTimeoutSeconds = 300;
-  // leasehold run --shards N (app::ShardRunMode): shard i's command, one per shard; empty in
+  // leasehold run --shards N (shard::ShardRunMode): shard i's command, one per shard; empty in
   // shard (sidecar) mode. A shard that moves away is then released only once its command's
   // group is gone (Sidecar::release); it is not owned (in /shards) from the drop on.
-  std::vector<CommandPort> commands{};
+  std::vector<lock::CommandPort> commands{};
 };
 
 class ShardMode : private kube::LeaseGroupObserver {
@@ -118,7 +118,7 @@ class ShardMode : private kube::LeaseGroupObserver {
   shard::GroupView view_;
   std::vector<log::Logger> shardLoggers_;        // sized once: each Sidecar keeps a reference
   std::vector<shard::ShardLeaseStore*> stores_;  // owned by the Sidecars' ports
-  std::vector<std::unique_ptr<Sidecar>> sidecars_;
+  std::vector<std::unique_ptr<lock::Sidecar>> sidecars_;
   std::unique_ptr<shard::MembershipLease> membership_;
   std::unique_ptr<kube::LeaseGroupWatch> watch_;
   kube::ApiTransport& api_;
@@ -139,4 +139,4 @@ class ShardMode : private kube::LeaseGroupObserver {
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
-}  // namespace leasehold::app
+}  // namespace leasehold::shard

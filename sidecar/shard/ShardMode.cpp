@@ -1,4 +1,4 @@
-#include "app/ShardMode.h"
+#include "shard/ShardMode.h"
 
 #include <nlohmann/json.hpp>
 
@@ -6,7 +6,7 @@
 #include "kube/LeaseElection.h"
 #include "shard/ShardAssignment.h"
 
-namespace leasehold::app {
+namespace leasehold::shard {
 
 namespace {
 constexpr time::Duration kMillisecond = std::chrono::milliseconds(1);
@@ -40,12 +40,12 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
         leaseOptions, random01);
     auto store = std::make_unique<shard::ShardLeaseStore>(std::move(writes));
     stores_.push_back(store.get());
-    SidecarConfig sc{
+    lock::SidecarConfig sc{
         {election::Identity{config_.identity}, config_.timings, election::FollowerMode::kWatch},
         {config_.group.ns, name},
         time::Duration::zero()};
     sc.alias = config_.podName;
-    SidecarPorts ports;
+    lock::SidecarPorts ports;
     ports.candidacy =
         std::make_unique<kube::LeaseElection>(clock_, std::move(store), sc.elector, random01);
     // Shard mode records no Kubernetes Events: N shards moving would flood them; the log and
@@ -53,8 +53,8 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
     ports.events = {[](std::string) {}, [](auto, auto done) { done(); }};
     ports.leadershipMayHaveChanged = [this, i] { onShardEvent(i); };
     if (i < config_.commands.size()) ports.command = config_.commands[i];
-    auto sidecar =
-        std::make_unique<Sidecar>(std::move(sc), std::move(ports), metrics_, shardLoggers_.back());
+    auto sidecar = std::make_unique<lock::Sidecar>(std::move(sc), std::move(ports), metrics_,
+                                                   shardLoggers_.back());
     sidecar->setEligibility([this, i] { return eligible(i); });
     sidecars_.push_back(std::move(sidecar));
     drainTimers_.push_back(clock_.makeTimer([this, i] { releaseDropped(i); }));
@@ -349,4 +349,4 @@ bool ShardMode::shutdown(std::function<void()> done) {
   return true;
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold::shard

@@ -19,13 +19,13 @@
 #include <string>
 #include <variant>
 
-#include "app/Sidecar.h"
+#include "lock/Sidecar.h"
 #include "log/Logger.h"
 #include "supervise/ProcessLauncher.h"
 #include "supervise/Supervisor.h"
 #include "time/Clock.h"
 
-namespace leasehold::app {
+namespace leasehold::lock {
 
 class RunMode {
  public:
@@ -81,4 +81,4 @@ class RunMode {
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
-}  // namespace leasehold::app
+}  // namespace leasehold::lock
