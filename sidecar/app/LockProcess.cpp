@@ -16,7 +16,8 @@ int serveLock(LoopRuntime& rt, const config::Config& cfg, lock::SidecarConfig si
   const publish::LeaseName lease = sidecarConfig.lease;
   std::unique_ptr<lock::RunMode> runMode;
   if (cfg.runMode) {
-    auto started = lock::RunMode::start(rt.io, rt.clock, supervisorConfigFor(cfg, lease), logger);
+    auto started =
+        lock::RunMode::start(rt.io, rt.clock, {{supervisorConfigFor(cfg, lease), {}}}, logger);
     if (auto* problem = std::get_if<std::string>(&started)) return failToStart(*problem);
     runMode = std::move(std::get<std::unique_ptr<lock::RunMode>>(started));
     store.ports.command = runMode->port();

@@ -1,9 +1,9 @@
 #pragma once
 // A process's SIGTERM and SIGINT, the same for one Lease (SidecarProcess, with RunMode in run
-// mode) and for a shard group (ShardProcess, with ShardRunMode): the first signal starts the
-// owner's shutdown (which releases the Leases), and `stopEverything` runs once it is done
-// (app::SignalShutdown). In run mode the commands hear of the signal first (noteSignal: they
-// drain from that instant, not once the owner's shutdown reaches them, which may be after an
+// mode) and for a shard group (ShardProcess, with RunMode running one command per shard): the first
+// signal starts the owner's shutdown (which releases the Leases), and `stopEverything` runs once it
+// is done (app::SignalShutdown). In run mode the commands hear of the signal first (noteSignal:
+// they drain from that instant, not once the owner's shutdown reaches them, which may be after an
 // API round trip), and run mode's part applies (attachRunModeSignals): a second signal kills
 // every command's group at once (their releases follow); with none left it exits at once, with
 // the commands' status if one failed. When the commands end on their own (--restart never), the

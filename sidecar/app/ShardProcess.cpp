@@ -3,13 +3,14 @@
 #include "app/ComponentSettings.h"
 #include "app/ProcessRuntime.h"
 #include "app/ProcessSignals.h"
+#include "lock/RunMode.h"
 #include "publish/JsonEventStream.h"
 #include "publish/ProbeServer.h"
 #include "publish/StatusFile.h"
 #include "publish/StatusFileWriter.h"
 #include "publish/StatusServer.h"
+#include "shard/ShardCommands.h"
 #include "shard/ShardMode.h"
-#include "shard/ShardRunMode.h"
 
 namespace leasehold::app {
 
@@ -27,13 +28,15 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   sc.drain = cfg.shardDrain;
   sc.requestDeadline = renewalRequestDeadline(cfg.timings);
   if (in.watchTimeoutSeconds) sc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
-  std::unique_ptr<shard::ShardRunMode> runMode;
+  std::unique_ptr<lock::RunMode> runMode;
   if (cfg.runMode) {
-    auto started = shard::ShardRunMode::start(
-        rt.io, rt.clock, supervisorConfigFor(cfg, {in.leaseNamespace, cfg.leaseName}),
-        in.leaseNamespace, cfg.leaseName, cfg.shards, logger);
+    auto started = lock::RunMode::start(
+        rt.io, rt.clock,
+        shard::shardCommands(supervisorConfigFor(cfg, {in.leaseNamespace, cfg.leaseName}),
+                             in.leaseNamespace, cfg.leaseName, cfg.shards),
+        logger);
     if (auto* problem = std::get_if<std::string>(&started)) return failToStart(*problem);
-    runMode = std::move(std::get<std::unique_ptr<shard::ShardRunMode>>(started));
+    runMode = std::move(std::get<std::unique_ptr<lock::RunMode>>(started));
     for (std::size_t i = 0; i < cfg.shards; i++)
       sc.commands.push_back(runMode->port(i));
   }
@@ -104,8 +107,8 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
       file->flush(finished);
     });
   };
-  ProcessSignals<shard::ShardRunMode> signals(rt.io, logger, runMode.get(), shutdownShards,
-                                              stopEverything);
+  ProcessSignals<lock::RunMode> signals(rt.io, logger, runMode.get(), shutdownShards,
+                                        stopEverything);
 
   logger.info("starting", {{"identity", cfg.identity},
                            {"group", in.leaseNamespace + "/" + cfg.leaseName},

@@ -3,8 +3,8 @@
 // API (GET /shards, GET /shards/watch, and /leader for shard 0), the probes with the shard
 // metrics, the status file with the /shards JSON, and SIGTERM/SIGINT starting
 // ShardMode::shutdown. In run mode (leasehold run --shards N -- CMD) every shard's Sidecar
-// supervises one command (shard::ShardRunMode). app::SidecarProcess is its counterpart for one
-// Lease.
+// supervises one command (lock::RunMode with shard::shardCommands). app::SidecarProcess is its
+// counterpart for one Lease.
 #include <optional>
 #include <string>
 
@@ -23,7 +23,7 @@ struct ShardProcessInputs {
 };
 
 // Runs until the shutdown completes; returns the exit status (non-zero when it could not start,
-// 2 after printing why; in run mode ShardRunMode::exitCode()).
+// 2 after printing why; in run mode RunMode::exitCode()).
 int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger);
 
 }  // namespace leasehold::app

@@ -13,58 +13,77 @@
 
 namespace leasehold::lock {
 
-// The reaper, the watchdog and the launcher on them (declared in that order: the launcher goes
-// first, the reaper last).
+// One ChildReaper and one watchdog for every command, and each command's PosixProcessLauncher on
+// them (declared in that order: the launchers go first, the reaper last).
 struct RunMode::Processes {
   supervise::ChildReaper reaper;
   std::unique_ptr<supervise::Watchdog> watchdog;
-  supervise::PosixProcessLauncher launcher;
+  std::vector<std::unique_ptr<supervise::PosixProcessLauncher>> launchers;
 
-  Processes(boost::asio::io_context& io, time::Clock& clock, std::unique_ptr<supervise::Watchdog> w,
-            time::Duration killGrace)
-      : reaper(io), watchdog(std::move(w)), launcher(clock, reaper, *watchdog, killGrace) {}
+  Processes(boost::asio::io_context& io, std::unique_ptr<supervise::Watchdog> w)
+      : reaper(io), watchdog(std::move(w)) {}
 };
 
-std::variant<std::unique_ptr<RunMode>, std::string> RunMode::start(
-    boost::asio::io_context& io, time::Clock& clock, supervise::SupervisorConfig config,
-    const log::Logger& logger, const std::string& executable) {
+struct RunMode::Supervised {
+  log::Logger logger;  // the Supervisor keeps a reference
+  supervise::Supervisor supervisor;
+  std::function<void()> releaseReady;
+  std::function<void()> shutdownReady;
+
+  Supervised(time::Clock& clock, supervise::ProcessLauncher& launcher,
+             supervise::SupervisorConfig config, supervise::SupervisorHooks hooks, log::Logger l)
+      : logger(std::move(l)),
+        supervisor(clock, launcher, std::move(config), std::move(hooks), logger) {}
+};
+
+std::variant<std::unique_ptr<RunMode>, std::string> RunMode::start(boost::asio::io_context& io,
+                                                                   time::Clock& clock,
+                                                                   std::vector<Command> commands,
+                                                                   const log::Logger& logger,
+                                                                   const std::string& executable) {
   if (::access(executable.c_str(), X_OK) != 0) {
     return "cannot start the watchdog: " + executable + ": " + std::strerror(errno);
   }
   // A watchdog that dies before the reaper listens is still found: the constructor reaps once.
   auto started = supervise::Watchdog::start(executable);
   if (!started.watchdog) return started.problem;
-  auto processes =
-      std::make_unique<Processes>(io, clock, std::move(started.watchdog), config.killGrace);
-  supervise::ProcessLauncher& launcher = processes->launcher;
+  auto processes = std::make_unique<Processes>(io, std::move(started.watchdog));
+  std::vector<supervise::ProcessLauncher*> launchers;
+  for (const Command& c : commands) {
+    processes->launchers.push_back(std::make_unique<supervise::PosixProcessLauncher>(
+        clock, processes->reaper, *processes->watchdog, c.config.killGrace));
+    launchers.push_back(processes->launchers.back().get());
+  }
   return std::unique_ptr<RunMode>(
-      new RunMode(io, clock, std::move(config), launcher, logger, std::move(processes)));
+      new RunMode(io, clock, std::move(commands), launchers, logger, std::move(processes)));
 }
 
-RunMode::RunMode(boost::asio::io_context& io, time::Clock& clock,
-                 supervise::SupervisorConfig config, supervise::ProcessLauncher& launcher,
+RunMode::RunMode(boost::asio::io_context& io, time::Clock& clock, std::vector<Command> commands,
+                 const std::vector<supervise::ProcessLauncher*>& launchers,
                  const log::Logger& logger)
-    : RunMode(io, clock, std::move(config), launcher, logger, nullptr) {}
+    : RunMode(io, clock, std::move(commands), launchers, logger, nullptr) {}
 
-RunMode::RunMode(boost::asio::io_context& io, time::Clock& clock,
-                 supervise::SupervisorConfig config, supervise::ProcessLauncher& launcher,
+RunMode::RunMode(boost::asio::io_context& io, time::Clock& clock, std::vector<Command> commands,
+                 const std::vector<supervise::ProcessLauncher*>& launchers,
                  const log::Logger& logger, std::unique_ptr<Processes> processes)
-    : io_(io),
-      logger_(logger),
-      processes_(std::move(processes)),
-      supervisor_(clock, launcher, std::move(config),
-                  {[this] {
-                     post([this] {
-                       if (auto ready = std::move(releaseReady_)) ready();
-                     });
-                   },
-                   [this](int code) { finished(code); }},
-                  logger) {
+    : io_(io), logger_(logger), processes_(std::move(processes)) {
+  commands_.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); i++) {
+    supervise::SupervisorHooks hooks{[this, i] {
+                                       post([this, i] {
+                                         if (auto r = std::move(commands_[i]->releaseReady)) r();
+                                       });
+                                     },
+                                     [this, i](int code) { finished(i, code); }};
+    commands_.push_back(
+        std::make_unique<Supervised>(clock, *launchers.at(i), std::move(commands[i].config),
+                                     std::move(hooks), logger_.with(commands[i].logFields)));
+  }
   if (!processes_) return;
-  // Without the watchdog a paused supervisor could not stop its command: end run mode.
+  // Without the watchdog a paused supervisor could not stop its commands: end run mode.
   processes_->reaper.watch(processes_->watchdog->pid(),
                            {nullptr, [this](supervise::ExitStatus s) {
-                              supervisor_.abort("the watchdog exited (" + s.describe() + ")");
+                              watchdogExited("the watchdog exited (" + s.describe() + ")");
                             }});
   // Orphans that exited before the reaper listened.
   processes_->reaper.reapNow();
@@ -81,24 +100,25 @@ void RunMode::post(std::function<void()> f) {
   });
 }
 
-CommandPort RunMode::port() {
+CommandPort RunMode::port(std::size_t i) {
+  Supervised* s = commands_.at(i).get();
   return CommandPort{
-      [this](std::int64_t token, time::MonoTime validUntil) {
-        supervisor_.leading(token, validUntil);
+      [s](std::int64_t token, time::MonoTime validUntil) {
+        s->supervisor.leading(token, validUntil);
       },
-      [this] { supervisor_.lost(); },
-      [this](std::function<void()> ready) {
-        releaseReady_ = std::move(ready);
-        supervisor_.release();
+      [s] { s->supervisor.lost(); },
+      [s](std::function<void()> ready) {
+        s->releaseReady = std::move(ready);
+        s->supervisor.release();
       },
-      [this](std::function<void()> ready) {
-        shutdownReady_ = std::move(ready);
+      [this, s](std::function<void()> ready) {
+        s->shutdownReady = std::move(ready);
         beginShutdown(SIGTERM);
         // Not shutdown() again: that is the second signal's SIGKILL. finished() runs `ready`
         // if the Supervisor is not done yet.
-        if (supervisor_.finished()) {
-          post([this] {
-            if (auto r = std::move(shutdownReady_)) r();
+        if (s->supervisor.finished()) {
+          post([s] {
+            if (auto r = std::move(s->shutdownReady)) r();
           });
         }
       },
@@ -108,26 +128,53 @@ CommandPort RunMode::port() {
 void RunMode::beginShutdown(int signo) {
   if (shuttingDown_) return;
   shuttingDown_ = true;
-  // An idle Supervisor finishes inside this call (finished() runs, and asks for nothing).
-  supervisor_.shutdown(signo != 0 ? signo : SIGTERM);
+  // At once, not when each Sidecar shuts down: see the header. Idle Supervisors finish
+  // inside this loop (finished() runs, and asks for nothing more).
+  for (auto& s : commands_)
+    s->supervisor.shutdown(signo != 0 ? signo : SIGTERM);
 }
 
-void RunMode::finished(int code) {
-  exitCode_ = code;
-  // Done on its own, not by the way out: the caller's shutdown sequence runs. Not when the way
-  // out caused it: that sequence is running already.
+void RunMode::finished(std::size_t i, int code) {
+  if (exitCode_ == 0) exitCode_ = code;
+  // Done on its own, not by the way out: that begins now, here, and not in a posted handler,
+  // so that no other Supervisor starts a command meanwhile.
   const bool onItsOwn = !shuttingDown_;
-  shuttingDown_ = true;
-  post([this, onItsOwn] {
-    if (auto ready = std::move(shutdownReady_)) return ready();
+  beginShutdown(SIGTERM);
+  post([this, i, onItsOwn] {
+    if (auto ready = std::move(commands_[i]->shutdownReady)) return ready();
+    // The whole process goes (Kubernetes or systemd starts it again).
     if (onItsOwn && shutdownRequest_) shutdownRequest_();
   });
 }
 
+void RunMode::watchdogExited(const std::string& why) {
+  // Killed, not drained: every Supervisor hears the abort before a shutdown could reach it (the
+  // first one to finish would otherwise begin the way out: a SIGTERM just before the SIGKILL).
+  const bool first = !shuttingDown_;
+  shuttingDown_ = true;
+  for (auto& c : commands_)
+    c->supervisor.abort(why);
+  if (!first) return;
+  post([this] {
+    if (shutdownRequest_) shutdownRequest_();
+  });
+}
+
 bool RunMode::secondSignal(int signo) {
-  if (supervisor_.finished()) return false;
-  supervisor_.shutdown(signo);
-  return true;
+  bool any = false;
+  for (auto& s : commands_) {
+    if (s->supervisor.finished()) continue;
+    s->supervisor.shutdown(signo);
+    any = true;
+  }
+  return any;
+}
+
+std::size_t RunMode::commandsRunning() const {
+  std::size_t n = 0;
+  for (const auto& s : commands_)
+    n += s->supervisor.commandRunning() ? 1 : 0;
+  return n;
 }
 
 }  // namespace leasehold::lock

@@ -22,7 +22,7 @@
 // Run mode (config.commands): each shard's Sidecar has its command port; a dropped shard's
 // command is stopped (SIGTERM, SIGKILL at --kill-grace) after --shard-drain, and the release
 // waits for its group to be gone. On the way out every command is draining already
-// (shard::ShardRunMode stops them all at the first signal, before shutdown() is called); each
+// (lock::RunMode stops them all at the first signal, before shutdown() is called); each
 // shard's release waits for its command's group to be gone (Sidecar::shutdown).
 //
 // Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
@@ -61,9 +61,9 @@ struct ShardModeConfig {
   time::Duration drain{};  // --shard-drain
   std::chrono::milliseconds requestDeadline{5000};
   int watchTimeoutSeconds = 300;
-  // leasehold run --shards N (shard::ShardRunMode): shard i's command, one per shard; empty in
-  // shard (sidecar) mode. A shard that moves away is then released only once its command's
-  // group is gone (Sidecar::release); it is not owned (in /shards) from the drop on.
+  // leasehold run --shards N (lock::RunMode, shard::shardCommands): shard i's command, one per
+  // shard; empty in shard (sidecar) mode. A shard that moves away is then released only once its
+  // command's group is gone (Sidecar::release); it is not owned (in /shards) from the drop on.
   std::vector<lock::CommandPort> commands{};
 };
 

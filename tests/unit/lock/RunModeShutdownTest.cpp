@@ -1,18 +1,18 @@
-// Run mode's way out (shard::ShardRunMode for leasehold run --shards N, lock::RunMode for one
-// Lease) on FakeClock with a FakeCommandLauncher per command, which fails the test on any call
-// it does not expect. The first signal (noteSignal, what ProcessSignals does before the shutdown
-// sequence) or a command ending on its own stops every command at once. The sequence reaches
-// each Sidecar's shutdown (its CommandPort's stopForShutdown, "stop" below) only after an API
-// round trip (shards: deleting the membership Lease; one Lease with --coordinated: deleting the
-// LeaseCandidate): a command led in between starts nothing, a running command gets the signal
-// once, and its port's shutdown is ready once its group is gone.
+// Run mode's way out (lock::RunMode: one command for one Lease, one per shard for leasehold run
+// --shards N, shard::shardCommands) on FakeClock with a FakeCommandLauncher per command, which
+// fails the test on any call it does not expect. The first signal (noteSignal, what ProcessSignals
+// does before the shutdown sequence) or a command ending on its own stops every command at once.
+// The sequence reaches each Sidecar's shutdown (its CommandPort's stopForShutdown, "stop" below)
+// only after an API round trip (shards: deleting the membership Lease; one Lease with
+// --coordinated: deleting the LeaseCandidate): a command led in between starts nothing, a running
+// command gets the signal once, and its port's shutdown is ready once its group is gone.
 //
 // Each case is a script as in SupervisorTest: at time t something happens, and exactly these
 // calls come. "0: ..." is command 0's launcher (and its port's ready callbacks); anything else is
 // the run mode's own (the shutdown it asks for, the second signal's answer). --kill-grace 3s (the
 // reap allowance is 100 ms), --drain-timeout 25s, --restart never.
 #include "lock/RunMode.h"
-#include "shard/ShardRunMode.h"
+#include "shard/ShardCommands.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -96,13 +96,14 @@ class RunModeScript : public ::testing::TestWithParam<Case> {
 
   // One Lease: command 0.
   void makeSingle() {
-    auto m = std::make_shared<RunMode>(io_, clock_, config_, *launchers(1).front(), logger_);
+    auto m = std::make_shared<RunMode>(io_, clock_, std::vector<RunMode::Command>{{config_, {}}},
+                                       launchers(1), logger_);
     adopt(m, {m->port()});
   }
   // Two shards: ns/work-0 and ns/work-1.
   void makeShards() {
-    auto m = std::make_shared<shard::ShardRunMode>(io_, clock_, config_, "ns", "work", launchers(2),
-                                                   logger_);
+    auto m = std::make_shared<RunMode>(io_, clock_, shard::shardCommands(config_, "ns", "work", 2),
+                                       launchers(2), logger_);
     adopt(m, {m->port(0), m->port(1)});
   }
 
@@ -187,9 +188,9 @@ class RunModeScript : public ::testing::TestWithParam<Case> {
   std::vector<std::string> journal_;
 };
 
-class ShardRunModeTest : public RunModeScript {};
+class RunModeShardsTest : public RunModeScript {};
 
-TEST_P(ShardRunModeTest, CallsExactlyThis) {
+TEST_P(RunModeShardsTest, CallsExactlyThis) {
   makeShards();
   run(GetParam().steps);
   EXPECT_EQ(mode_.exitCode(), GetParam().exitCode);
@@ -267,7 +268,7 @@ const Case kShardCases[] = {
       {"3s", "stop 0", {"0: @3s shutdown-ready"}}}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Scripts, ShardRunModeTest, ::testing::ValuesIn(kShardCases),
+INSTANTIATE_TEST_SUITE_P(Scripts, RunModeShardsTest, ::testing::ValuesIn(kShardCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 class RunModeTest : public RunModeScript {};

@@ -15,7 +15,8 @@ TEST_F(ConfigLoaderTest, ShardsAndDrain) {
   EXPECT_EQ(loaded({"--lease-name", "work"}, {{"LEASEHOLD_SHARDS", "3"}}).shards, 3u);
 }
 
-// leasehold run --shards N -- CMD: one command per owned shard (shard::ShardRunMode).
+// leasehold run --shards N -- CMD: one command per owned shard (lock::RunMode,
+// shard::shardCommands).
 TEST_F(ConfigLoaderTest, RunModeWithShards) {
   const auto c = loaded({"run", "--lease-name", "work", "--shards", "8", "--restart", "on-failure",
                          "--exit-on-loss", "--", "my-job", "--flag"});

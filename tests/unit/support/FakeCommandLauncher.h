@@ -3,7 +3,7 @@
 // nothing and fails the test on any call it was not told to expect, in that order. Calls are
 // rendered as text stamped with the fake clock's time since the test began ("@9.9s signal
 // KILL"); the Supervisor's hooks go through the same check (call()), so the order across ports
-// is checked too. Shared by the Supervisor's tests and run mode's (shard::ShardRunMode);
+// is checked too. Shared by the Supervisor's tests and run mode's (lock::RunMode);
 // cluster::FakeProcessLauncher is the exec plugins' fake, another port.
 #include <gtest/gtest.h>
 
