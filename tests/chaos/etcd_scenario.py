@@ -24,9 +24,10 @@ from pathlib import Path
 
 from leasehold_testing import D, P, Failure
 from leasehold_testing.etcd_env import ELECTION_TIMEOUT, ETCD_EXPIRY_SCAN, EtcdIncarnation
+from leasehold_testing.kube_time import epoch
 from leasehold_testing.observer import Observer
 from leasehold_testing.tcp_proxy import TcpProxy
-from leasehold_testing.terms import check_store, check_terms, sampled_terms
+from leasehold_testing.terms import ROUNDING, check_store, check_terms, sampled_terms
 from leasehold_testing.timings import slack
 from scenario import RESTART_ALLOWANCE, Scenario
 
@@ -310,6 +311,16 @@ class EtcdScenario(Scenario):
         sterms = sampled_terms(self.incarnations, releases)
         fs, self.gap_sampled, self.overlap_sampled = check_terms(sterms, "samples")
         f += fs
+        # A term's end is its largest validUntil: an answer leader=true whose validUntil had
+        # passed when it was asked (a woken leader answering from its state before the pause)
+        # would claim without extending any term, unseen by the checks above. validUntil is the
+        # wall clock plus what is left on the sidecar's own clock: past only if nothing is left.
+        for inc in self.incarnations:
+            stale = next(((t0, st) for t0, _, st in inc.samples if st and st.get("leader")
+                          and epoch(st["validUntil"]) < t0 - ROUNDING), None)
+            if stale:
+                f.append(f"{inc.label} answered leader=true at {stale[0]:.3f} with validUntil "
+                         f"{stale[1]['validUntil']}, already past")
         store = self.store.rows()
         f += check_store(store, [])
         # An accepted token (a key's create revision, one key's alone) belongs to the process
