@@ -335,7 +335,9 @@ class EtcdScenario(Scenario):
         self.writes_rejected = sum(1 for r in store if not r[5])
         self.handovers = sum(1 for a, b in zip(sterms, sterms[1:]) if a.identity != b.identity)
         self.sampled_terms = len(sterms)
-        self.history_terms = len(sterms)  # the line's "terms": no store history here
+        # The line's "terms" (no store history here): a claim that lapsed and resumed with the
+        # same token is one term, sampled as two.
+        self.history_terms = len({(t.who, t.token) for t in sterms})
         self.samples = len(rows)
         if self.args.verbose or f:
             for t in sterms:
