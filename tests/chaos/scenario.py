@@ -215,8 +215,7 @@ class Scenario:
         identity = self.identity(slot, new_identity) if old else self.identity(slot, False)
         if old is not None and not new_identity:
             identity = old.identity
-        inc = Incarnation(self.env, slot, identity, self.gens[slot], self.lease, self.dir,
-                          rate=self.rate(slot))
+        inc = self.new_incarnation(slot, identity)
         if self.monitor is not None:
             inc.args = run_args(inc.args, RUN_FLAGS,
                                 journal_command(self.journal, self.command_store))
@@ -235,6 +234,11 @@ class Scenario:
         w.start()
         self.writers.append(w)
         return inc
+
+    def new_incarnation(self, slot, identity):
+        """The process of `slot` (not started): the store's kind of Incarnation."""
+        return Incarnation(self.env, slot, identity, self.gens[slot], self.lease, self.dir,
+                           rate=self.rate(slot))
 
     def leader_slot(self):
         for i, inc in enumerate(self.slots):
@@ -467,10 +471,22 @@ class Scenario:
             return False
         return all(st and st.get("holder") == leaders[0].identity for st in states)
 
-    def run(self):
+    def start_record(self):
+        """The store's own record of the election, beside the samplers: the Lease's history."""
         self.history = LeaseHistory(self.env, self.history_lease, port=self.history_port)
         self.history.start()
         self.history.connected.wait(5)
+
+    def stop_record(self):
+        self.history.stop()
+        self.history.join(5)
+
+    def liveness_text(self):
+        """How the liveness bound is made, for its failure message."""
+        return f"D + 2.2 P + {self.liveness_bound - D - 2.2 * P:.1f}"
+
+    def run(self):
+        self.start_record()
         self.t0 = now()
         if self.skew:
             self.applied["clock_skew"] += 1
@@ -516,7 +532,7 @@ class Scenario:
         t_leader = self.first_true_after(self.t_heal)
         self.leader_after = None if t_leader is None else t_leader - self.t_heal
         if self.leader_after is None or self.leader_after > bound:
-            self.failures.append(f"no leader within D + 2.2 P + {bound - D - 2.2 * P:.1f} = "
+            self.failures.append(f"no leader within {self.liveness_text()} = "
                                  f"{bound:.2f} s after the faults stopped (first: "
                                  f"{self.leader_after})")
         conv_deadline = self.t_heal + bound + CONVERGE_EXTRA
@@ -620,16 +636,15 @@ class Scenario:
         if self.observer is not None:
             self.observer.__exit__(None, None, None)
         time.sleep(0.2)
-        self.history.stop()
-        self.history.join(5)
+        self.stop_record()
 
-    def check(self):
+    def check_exits(self):
+        """5. exits: only the ones we caused; SIGTERM exits 0; the clock hook reported; no
+        sanitizer report. Returns {identity: clock rate}."""
         f = self.failures
-        records = self.history.records
         rates = {}
         for inc in self.incarnations:
             rates[inc.identity] = inc.rate
-            # 5. exits: only the ones we caused; SIGTERM exits 0
             rc = inc.proc.returncode
             if inc.ended_by is None and port_collision(inc):
                 self.infra.append(f"{inc.label} could not listen (port taken): not counted")
@@ -647,6 +662,12 @@ class Scenario:
                 if "AddressSanitizer" in line or "runtime error:" in line:
                     f.append(f"{inc.label}: sanitizer: {line[:200]}")
                     break
+        return rates
+
+    def check(self):
+        f = self.failures
+        records = self.history.records
+        rates = self.check_exits()
         hterms = history_terms(records, rates)
         releases = {(t.identity, t.token): t.released_at for t in hterms if t.released_at}
         sterms = sampled_terms(self.incarnations, releases,

@@ -22,7 +22,8 @@ import traceback
 from leasehold_testing import D, P, R, Observer, check, check_took, log, run_steps, the_leader, \
     wait_for
 from leasehold_testing.checks import Failure
-from leasehold_testing.etcd_env import EtcdEnv, EtcdRunReplica, wait_gone
+from leasehold_testing.etcd_env import (ELECTION_TIMEOUT, ETCD_EXPIRY_SCAN, EtcdEnv,
+                                        EtcdRunReplica, wait_gone)
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.ports import free_port
 from leasehold_testing.run_cluster import AT_ONCE, DRAIN_TIMEOUT, RunCluster
@@ -31,11 +32,8 @@ from leasehold_testing.timings import slack
 
 SCENARIOS = {}
 
-# etcd's lessor looks for expired leases every 500 ms (lease/lessor.go, expiredLeaseRetryInterval
-# and its revoke loop): a lease is revoked, and its key deleted, up to that long after its TTL.
-ETCD_EXPIRY_SCAN = 0.5
-# etcd's election timeout (EtcdMember passes it: --election-timeout 1000, etcd's default).
-ELECTION_TIMEOUT = 1.0
+# ETCD_EXPIRY_SCAN (etcd's lessor's 0.5 s scan) and ELECTION_TIMEOUT (EtcdMember's) are
+# leasehold_testing.etcd_env's: the chaos run's etcd flavour bounds its waits by them too.
 # The first leader: a lease grant, the campaign's txn and a range, a few round trips on release.
 FIRST_LEADER = D + P + slack(3)
 # A takeover after the leader's lease expired: D after its last keep-alive (up to P before the

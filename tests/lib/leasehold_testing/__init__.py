@@ -21,7 +21,7 @@ check, ...`); the rest is imported from its module:
   shard_sampler    ShardObserver, wait_balanced, owners: shard mode's /shards sampled on
                    every replica (on the Sampler), double owners, tokens, balance
   incarnation      Incarnation: a Sidecar with a chaos/soak run's bookkeeping (slot, identity,
-                   generation, samples)
+                   generation, samples; the Incarnated mixin, also etcd_env's EtcdIncarnation)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
   lease_history    LeaseHistory: every version of a Lease, from a watch; start_history,
                    stop_history, history_checks
@@ -32,8 +32,9 @@ check, ...`); the rest is imported from its module:
   event_stream     GET /leader/watch read as the main container reads it (SseClient)
   env              Env: the test API server with sidecars, faults through its control port
   real_env         RealEnv: the same interface on the real kube-apiserver
-  etcd_env         EtcdEnv, EtcdSidecar: one real etcd member (TLS, client certificates, auth,
-                   a least-privilege user) and `leasehold --store etcd` sidecars
+  etcd_env         EtcdEnv, EtcdSidecar: a real etcd cluster of 1 or 3 members (TLS, client
+                   certificates, auth, a least-privilege user) and `leasehold --store etcd`
+                   sidecars; etcd's timings the bounds use (ETCD_EXPIRY_SCAN, ELECTION_TIMEOUT)
   control_plane    ControlPlane: the one wrapper of tests/realkube/start.sh
   tcp_proxy        TcpProxy: partitions, resets and latency for one client of a real server
   audit_log        AuditLog: kube-apiserver's audit log as events and counters

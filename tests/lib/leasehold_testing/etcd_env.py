@@ -21,11 +21,21 @@ from pathlib import Path
 
 from .checks import Failure, check, wait_for
 from .etcdctl_elect import EtcdctlElect
+from .incarnation import Incarnated, clock_rate_env
 from .run_cluster import RunCommand
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
 from .timings import TIMINGS, slack
+
+# etcd's lessor looks for expired leases every 500 ms (lease/lessor.go, expiredLeaseRetryInterval
+# and its revoke loop): a lease is revoked, and its key deleted, up to that long after its TTL.
+ETCD_EXPIRY_SCAN = 0.5
+# etcd's election timeout, as EtcdMember passes it (--election-timeout, etcd's default), with
+# the heartbeat a tenth of it as etcd advises. A new raft leader extends every lease by this
+# much before it counts down (lessor.Promote).
+ELECTION_TIMEOUT = 1.0
+HEARTBEAT = ELECTION_TIMEOUT / 10
 
 
 def b64(text):
@@ -260,7 +270,9 @@ class EtcdMember:
              "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
              "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
              "--initial-cluster", self.peers, "--initial-cluster-token", d.name,
-             "--unsafe-no-fsync", "--election-timeout", "1000", "--heartbeat-interval", "100",
+             "--unsafe-no-fsync",
+             "--election-timeout", str(round(ELECTION_TIMEOUT * 1000)),
+             "--heartbeat-interval", str(round(HEARTBEAT * 1000)),
              # bcrypt's cheapest cost: etcd hashes the password on every authenticate (cost 10
              # is tens of ms of CPU, seconds at nice 19 beside other tests: the sidecars' first
              # request outlived its R/2 deadline in one run). Not what is tested here.
@@ -303,13 +315,13 @@ class EtcdSidecar(Sidecar):
     """A `leasehold --store etcd` process of EtcdEnv: its member over TLS with the client
     certificate, as user `user` (default lh) with that user's password file. `endpoints`,
     `cacert` and `password_file` replace the env's (bad-input cases); `timings` the TIMINGS
-    flags."""
+    flags; `env_vars` adds to its environment (the clock-rate test hook)."""
 
     def __init__(self, env, name, user="lh", endpoints=None, cacert=None, password_file=None,
-                 extra_args=(), lease=None, timings=None, log_path=None):
+                 extra_args=(), lease=None, timings=None, log_path=None, env_vars=None):
         lease = lease or env.lease
         super().__init__(env, name, kubeconfig="/dev/null", lease=lease, timings=timings,
-                         log_path=log_path)
+                         log_path=log_path, env_vars=env_vars)
         d = env.dir
         password_file = password_file or env.passwords[user]
         self.args = [env.sidecar_bin, "--store", "etcd", "--etcd-endpoints", endpoints or ",".join(env.urls),
@@ -320,6 +332,18 @@ class EtcdSidecar(Sidecar):
                      "--http-address", f"127.0.0.1:{self.port}",
                      "--probe-address", f"127.0.0.1:{self.probe_port}",
                      "--log-format", "json", *(timings or TIMINGS), *extra_args]
+
+
+class EtcdIncarnation(Incarnated, EtcdSidecar):
+    """One `leasehold --store etcd` process of a chaos run (tests/chaos/etcd_scenario.py): the
+    chaos bookkeeping of incarnation.Incarnation on an EtcdSidecar as user lh. `endpoints`: the
+    slot's own proxies, one per member, so a fault through them hits this slot alone; `client`
+    names the slot in the scenario's notes."""
+
+    def __init__(self, env, slot, identity, gen, logdir, endpoints, rate=1.0):
+        super().__init__(env, identity, endpoints=endpoints, env_vars=clock_rate_env(rate),
+                         log_path=Path(logdir) / f"{identity}.g{gen}.log")
+        self.incarnate(slot, identity, gen, rate, f"replica-{slot}")
 
 
 class EtcdRunReplica(RunCommand, EtcdSidecar):
@@ -333,4 +357,5 @@ def wait_gone(sidecar, timeout):
     return sidecar.reap()
 
 
-__all__ = ["EtcdEnv", "EtcdMember", "EtcdRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]
+__all__ = ["ELECTION_TIMEOUT", "ETCD_EXPIRY_SCAN", "EtcdEnv", "EtcdIncarnation", "EtcdMember",
+           "EtcdRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]
