@@ -163,7 +163,8 @@ class EtcdEnv(SidecarHost):
     def api(self, path, body, token=None, check_ok=True, url=None):
         """POST `body` (JSON) to a member's gateway at /v3/`path` (`url`, default the first live
         member); returns (status, answer)."""
-        req = urllib.request.Request((url or self.live_url()) + "/v3/" + path, data=json.dumps(body).encode(),
+        req = urllib.request.Request((url or self.live_url()) + "/v3/" + path,
+                                     data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
         if token:
             req.add_header("Authorization", token)
@@ -324,7 +325,8 @@ class EtcdSidecar(Sidecar):
                          log_path=log_path, env_vars=env_vars)
         d = env.dir
         password_file = password_file or env.passwords[user]
-        self.args = [env.sidecar_bin, "--store", "etcd", "--etcd-endpoints", endpoints or ",".join(env.urls),
+        self.args = [env.sidecar_bin, "--store", "etcd",
+                     "--etcd-endpoints", endpoints or ",".join(env.urls),
                      "--lease-name", lease, "--identity", name,
                      "--etcd-cacert", str(cacert or d / "ca.crt"),
                      "--etcd-cert", str(d / "client.crt"), "--etcd-key", str(d / "client.key"),

@@ -105,8 +105,9 @@ class Observer:
 
         start: the term's acquireTime (written by the holder when it sent the acquisition: its
         claim cannot begin earlier) or the first request that got leader=true, whichever is
-        earlier; for an answer without validUntil (client-go), the first request. end: the largest validUntil it answered, unless it later answered leader=false
-        or exited cleanly (a release): then the send time of its last request answered
+        earlier; for an answer without validUntil (client-go), the first request. end: the
+        largest validUntil it answered, unless it later answered leader=false or exited cleanly
+        (a release): then the send time of its last request answered
         leader=true (the class's comment says why not its arrival). A killed process claims
         nothing once dead.
         """
