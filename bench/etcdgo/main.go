@@ -61,7 +61,8 @@ func main() {
 		<-signals
 		cancel()
 	}()
-	say("campaigning", map[string]any{"identity": *identity, "lease": fmt.Sprintf("%x", session.Lease())})
+	lease := fmt.Sprintf("%x", session.Lease())
+	say("campaigning", map[string]any{"identity": *identity, "lease": lease})
 	if err := election.Campaign(ctx, *identity); err != nil {
 		session.Close()
 		say("stopped", map[string]any{"error": err.Error()})
