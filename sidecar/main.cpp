@@ -1,6 +1,6 @@
 // leasehold: reads the configuration and the cluster access, resolves the Lease's namespace,
 // and hands over to the process for one Lease (app/SidecarProcess), for a shard group
-// (app/ShardProcess) or for an etcd election (app/EtcdSidecarProcess), which wire the event loop,
+// (app/ShardProcess) or for an etcd election (app/EtcdProcess), which wire the event loop,
 // the Sidecars, the servers and the signals. Exit status: 0 after a clean shutdown (run mode: the
 // command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
 // (docs/design.md, "Exit codes").
@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "app/ComponentSettings.h"
-#include "app/EtcdSidecarProcess.h"
+#include "app/EtcdProcess.h"
 #include "app/ProcessRuntime.h"
 #include "app/ShardProcess.h"
 #include "app/SidecarProcess.h"
@@ -33,7 +33,7 @@ std::string envOr(const lh::config::ConfigLoader::Environment& env, const char* 
 
 int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environment& env) {
   const lh::log::Logger logger = lh::app::loggerFor(cfg);
-  if (cfg.store == lh::config::Store::Etcd) return lh::app::runEtcdSidecarProcess(cfg, logger);
+  if (cfg.store == lh::config::Store::Etcd) return lh::app::runEtcdProcess(cfg, logger);
   const auto watchHook = lh::runtime::watchTimeoutHookFromEnvironment();
   if (!watchHook.message.empty()) std::fprintf(stderr, "%s\n", watchHook.message.c_str());
   auto rest = lh::cluster::RestConfigLoader::load({cfg.kubeconfig, cfg.context}, env);

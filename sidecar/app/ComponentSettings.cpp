@@ -20,14 +20,18 @@ std::chrono::milliseconds renewalRequestDeadline(const election::ElectionTimings
                     milliseconds(5000));
 }
 
+// Where the lock is, as an operator names it: "namespace/name" for a Lease, the election's
+// name (its key prefix) on etcd, which has no namespace.
+std::string leaseVariable(const publish::LeaseName& lease) {
+  return lease.store.empty() ? lease.ns + "/" + lease.name : lease.name;
+}
+
 supervise::SupervisorConfig supervisorConfigFor(const config::Config& cfg,
                                                 const publish::LeaseName& lease) {
   using config::RestartPolicy;
   supervise::SupervisorConfig c;
   c.command = cfg.command;
-  // LEASEHOLD_LEASE: where the lock is, as an operator names it: "namespace/name" for a
-  // Lease, the election's name (its key prefix) on etcd, which has no namespace.
-  c.lease = lease.store.empty() ? lease.ns + "/" + lease.name : lease.name;
+  c.lease = leaseVariable(lease);
   c.identity = cfg.identity;
   c.killGrace = cfg.killGrace;
   c.drainTimeout = cfg.drainTimeout;

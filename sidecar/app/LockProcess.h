@@ -2,7 +2,7 @@
 // The process for one lock, whatever store keeps it: one lock::Sidecar on the LoopRuntime with
 // the store's ports, the status API (/leader, /leader/watch, /release), the probes, run mode's
 // supervised command (lock/RunMode) and SIGTERM/SIGINT starting the Sidecar's shutdown. The
-// store's process (app/SidecarProcess on a Kubernetes Lease, app/EtcdSidecarProcess on etcd)
+// store's process (app/SidecarProcess on a Kubernetes Lease, app/EtcdProcess on etcd)
 // builds its ports and hands them here with the few things that differ.
 #include <functional>
 

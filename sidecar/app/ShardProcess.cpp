@@ -1,130 +1,35 @@
 #include "app/ShardProcess.h"
 
+#include <memory>
+
 #include "app/ComponentSettings.h"
 #include "app/ProcessRuntime.h"
-#include "app/ProcessSignals.h"
-#include "lock/RunMode.h"
-#include "publish/JsonEventStream.h"
-#include "publish/ProbeServer.h"
-#include "publish/StatusFile.h"
-#include "publish/StatusFileWriter.h"
-#include "publish/StatusServer.h"
-#include "shard/ShardCommands.h"
-#include "shard/ShardMode.h"
+#include "app/ShardGroupProcess.h"
+#include "shard/LeaseShardGroup.h"
 
 namespace leasehold::app {
 
 int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   const auto& cfg = in.config;
   ProcessRuntime rt(in.rest, logger);
-
-  shard::ShardModeConfig sc;
-  sc.identity = cfg.identity;
-  sc.podName = cfg.podName;
-  sc.podIp = in.podIp;
-  sc.group = {in.leaseNamespace, cfg.leaseName};
-  sc.shards = cfg.shards;
-  sc.timings = cfg.timings;
-  sc.drain = cfg.shardDrain;
-  sc.requestDeadline = renewalRequestDeadline(cfg.timings);
-  if (in.watchTimeoutSeconds) sc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
-  std::unique_ptr<lock::RunMode> runMode;
-  if (cfg.runMode) {
-    auto started = lock::RunMode::start(
-        rt.io, rt.clock,
-        shard::shardCommands(supervisorConfigFor(cfg, {in.leaseNamespace, cfg.leaseName}),
-                             in.leaseNamespace, cfg.leaseName, cfg.shards),
-        logger);
-    if (auto* problem = std::get_if<std::string>(&started)) return failToStart(*problem);
-    runMode = std::move(std::get<std::unique_ptr<lock::RunMode>>(started));
-    for (std::size_t i = 0; i < cfg.shards; i++)
-      sc.commands.push_back(runMode->port(i));
-  }
-  shard::ShardMode shards(rt.clock, sc, rt.api.lease(), rt.metrics, logger, rt.random01());
-  rt.metrics.setExtra([&shards] { return shards.metricsText(); });
-
-  // /leader and friends answer for shard 0; /shards and /shards/watch for all of them.
-  publish::StatusServer status(
-      rt.io, net::HttpServer::Options{cfg.httpAddress.host, cfg.httpAddress.port}, rt.clock,
-      {in.leaseNamespace, cfg.leaseName + "-0"},
-      publish::StatusSource{[&shards] { return shards.leadership(); },
-                            [&shards] { shards.releaseShardZero(); }, time::Duration::zero()});
-  publish::JsonEventStream stream(rt.clock, [&shards] { return shards.json(); });
-  status.http().route("GET", "/shards", [&shards](const net::ServerRequest&) {
-    net::ServerResponse r;
-    r.contentType = "application/json";
-    r.body = shards.json();
-    r.headers.emplace_back("Cache-Control", "no-store");
-    return r;
-  });
-  status.http().routeEvents("/shards/watch",
-                            [&stream](std::shared_ptr<net::EventStream> c) { stream.add(c); });
-  if (auto err = status.listen()) {
-    return failToStart("--http-address " + cfg.httpAddress.toString() + ": " + *err);
-  }
-
-  std::shared_ptr<publish::StatusFileWriter> file;
-  if (!cfg.statusFile.empty()) {
-    auto target = std::make_shared<publish::StatusFile>(cfg.statusFile);
-    file = std::make_shared<publish::StatusFileWriter>(
-        [target](const std::string& content) { return target->write(content); }, rt.worker);
-    if (auto problem = file->writeNow(shards.json() + "\n"))
-      return failToStart("--status-file: " + *problem);
-  }
-  std::string fileProblem;
-  shards.setOwnedSetChanged([&] {
-    const std::string json = shards.json();
-    stream.publish(json);
-    status.leadershipMayHaveChanged();
-    if (file) {
-      file->write(json + "\n", [&logger, &fileProblem](const std::optional<std::string>& p) {
-        if (p.value_or("") == fileProblem) return;
-        if (p) logger.error("cannot write the status file", {{"problem", *p}});
-        fileProblem = p.value_or("");
-      });
-    }
-  });
-
-  publish::ProbeServer probes(
-      rt.io, net::HttpServer::Options{cfg.probeAddress.host, cfg.probeAddress.port}, rt.metrics,
-      {[&shards] { return shards.leadership(); }, [&shards] { return shards.unhealthyReason(); },
-       [&rt] { return rt.api.answered(); }});
-  if (auto err = probes.listen()) {
-    return failToStart("--probe-address " + cfg.probeAddress.toString() + ": " + *err);
-  }
-
-  const auto stopEverything = [&] {
-    stream.closeAll();
-    status.stop();
-    probes.stop();
-    rt.api.shutdown();
-    rt.io.stop();
-  };
-  const auto shutdownShards = [&](std::function<void()> finished) {
-    shards.shutdown([&, finished = std::move(finished)] {
-      if (!file) return finished();
-      file->write(shards.json() + "\n", [](const auto&) {});
-      file->flush(finished);
-    });
-  };
-  ProcessSignals<lock::RunMode> signals(rt.io, logger, runMode.get(), shutdownShards,
-                                        stopEverything);
-
-  logger.info("starting", {{"identity", cfg.identity},
-                           {"group", in.leaseNamespace + "/" + cfg.leaseName},
-                           {"shards", std::to_string(cfg.shards)},
-                           {"server", in.rest.server},
-                           {"status", cfg.httpAddress.host + ":" + std::to_string(status.port())},
-                           {"probes", cfg.probeAddress.host + ":" + std::to_string(probes.port())},
-                           {"leaseDuration", time::formatDuration(cfg.timings.leaseDuration)},
-                           {"renewDeadline", time::formatDuration(cfg.timings.renewDeadline)},
-                           {"retryPeriod", time::formatDuration(cfg.timings.retryPeriod)},
-                           {"mode", runMode ? "run-shards" : "shards"}});
-  shards.start();
-  rt.run();
-  const int code = runMode ? runMode->exitCode() : 0;
-  logger.info("stopped", {{"exitCode", std::to_string(code)}});
-  return code;
+  shard::LeaseShardGroupConfig gc;
+  gc.identity = cfg.identity;
+  gc.podName = cfg.podName;
+  gc.podIp = in.podIp;
+  gc.ns = in.leaseNamespace;
+  gc.group = cfg.leaseName;
+  gc.shards = cfg.shards;
+  gc.timings = cfg.timings;
+  gc.requestDeadline = renewalRequestDeadline(cfg.timings);
+  if (in.watchTimeoutSeconds) gc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
+  ShardStore store;
+  store.group =
+      std::make_unique<shard::LeaseShardGroup>(rt.clock, gc, rt.api.lease(), logger, rt.random01());
+  store.ns = in.leaseNamespace;
+  store.answered = [&rt] { return rt.api.answered(); };
+  store.shutdown = [&rt] { rt.api.shutdown(); };
+  store.starting = {{"group", in.leaseNamespace + "/" + cfg.leaseName}, {"server", in.rest.server}};
+  return serveShards(rt, cfg, std::move(store), logger);
 }
 
 }  // namespace leasehold::app

@@ -1,10 +1,6 @@
 #pragma once
-// The process of shard mode (--shards N), on the ProcessRuntime: shard::ShardMode, the status
-// API (GET /shards, GET /shards/watch, and /leader for shard 0), the probes with the shard
-// metrics, the status file with the /shards JSON, and SIGTERM/SIGINT starting
-// ShardMode::shutdown. In run mode (leasehold run --shards N -- CMD) every shard's Sidecar
-// supervises one command (lock::RunMode with shard::shardCommands). app::SidecarProcess is its
-// counterpart for one Lease.
+// Shard mode (--shards N) on Kubernetes Leases: the ProcessRuntime with its API connections and
+// shard::LeaseShardGroup, served by app::serveShards (ShardGroupProcess).
 #include <optional>
 #include <string>
 

@@ -185,9 +185,9 @@ const std::vector<Setting>& settings() {
       {"print-config", "printConfig", ValueKind::Boolean, "",
        "Print the effective configuration as YAML and exit", boolean(&Config::printConfig)},
       {"shards", "shards", ValueKind::Text, "N",
-       "Shard mode: N shard Leases NAME-0 .. NAME-(N-1) (1-1024) balanced over the replicas "
-       "that run with the same --lease-name; GET /shards says which this replica owns "
-       "(default: off)",
+       "Shard mode: N shard locks (1-1024), the Leases NAME-0 .. NAME-(N-1) (with --store etcd "
+       "the elections NAME/shards/0 .. NAME/shards/(N-1)), balanced over the replicas that run "
+       "with the same --lease-name; GET /shards says which this replica owns (default: off)",
        [](Config& c, const std::string& value) -> std::optional<std::string> {
          std::size_t n = 0;
          const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -476,10 +476,9 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     refuse("pod-label", !config.podLabel.empty());
     refuse("follower-mode", config.followerMode == FollowerMode::Poll);
     refuse("coordinated", config.coordinated);
-    refuse("shards", config.shards > 0);
     if (!clash.empty()) {
       problems.push_back(name("store") + " etcd cannot be used with " + clash +
-                         " (Kubernetes only; --shards on etcd is not built yet)");
+                         " (Kubernetes only)");
     }
   } else {
     for (const char* flag : {"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user",

@@ -95,6 +95,7 @@ void EtcdCampaign::start() {
 
 void EtcdCampaign::grant() {
   if (!started_ || stopped_ || releasing_ || granting_ || lease_ || cooldownTimer_->armed()) return;
+  if (eligible_ && !eligible_()) return;  // shard mode: a lease only for a shard assigned here
   granting_ = true;
   const auto generation = generation_;
   const auto sentAt = clock_.now();
@@ -356,6 +357,14 @@ void EtcdCampaign::handOver(std::function<void()> done) {
 }
 
 void EtcdCampaign::reconsider() {
+  if (eligible_ && !eligible_()) {
+    // Shard mode: no longer assigned here. A key waiting in the queue would lead once the
+    // holder goes, so it leaves the queue (the lease is revoked; none is granted until the
+    // shard is assigned here again). A leader is left alone: ShardMode drops and releases it.
+    if ((lease_ || granting_) && !leaderAt(clock_.now()) && !releasing_ && !stopped_)
+      beginRelease(time::Duration::zero(), nullptr);
+    return;
+  }
   if (!lease_) return grant();
   join();
 }

@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kube/LeaseClient.h"
-#include "kube/LeaseElection.h"
+#include <utility>
+
 #include "shard/ShardAssignment.h"
 
 namespace leasehold::shard {
@@ -12,42 +12,27 @@ namespace {
 constexpr time::Duration kMillisecond = std::chrono::milliseconds(1);
 }
 
-ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransport& api,
-                     publish::Metrics& metrics, const log::Logger& logger,
-                     std::function<double()> random01)
+ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr<ShardGroup> group,
+                     publish::Metrics& metrics, const log::Logger& logger)
     : clock_(clock),
       config_(std::move(config)),
       metrics_(metrics),
       logger_(logger),
-      view_(shard::GroupLayout{config_.group.name, config_.shards}, config_.identity,
-            config_.timings.leaseDuration),
-      api_(api),
-      assigned_(config_.shards, 0),
-      dropping_(config_.shards, 0),
-      releasing_(config_.shards, 0) {
-  const auto& layout = view_.layout();
-  const std::vector<std::pair<std::string, std::string>> labels = {
-      {kShardGroupLabel, config_.group.name}};
-  kube::LeaseClientOptions leaseOptions;
-  leaseOptions.requestDeadline = config_.requestDeadline;
-  shardLoggers_.reserve(config_.shards);
-  for (std::size_t i = 0; i < config_.shards; i++) {
-    const std::string name = layout.shardLease(i);
+      group_(std::move(group)),
+      shards_(group_->shards()),
+      assigned_(shards_, 0),
+      dropping_(shards_, 0),
+      releasing_(shards_, 0) {
+  shardLoggers_.reserve(shards_);
+  for (std::size_t i = 0; i < shards_; i++) {
     shardLoggers_.push_back(logger_.with({{"shard", std::to_string(i)}}));
-    auto writes = std::make_unique<kube::LeaseClient>(
-        api, clock_,
-        kube::LeaseTarget{name, config_.group.ns, config_.podName, config_.podIp, labels},
-        leaseOptions, random01);
-    auto store = std::make_unique<shard::ShardLeaseStore>(std::move(writes));
-    stores_.push_back(store.get());
     lock::SidecarConfig sc{
         {election::Identity{config_.identity}, config_.timings, election::FollowerMode::kWatch},
-        {config_.group.ns, name},
+        {config_.ns, group_->shardLock(i), group_->store()},
         time::Duration::zero()};
     sc.alias = config_.podName;
     lock::SidecarPorts ports;
-    ports.candidacy =
-        std::make_unique<kube::LeaseElection>(clock_, std::move(store), sc.elector, random01);
+    ports.candidacy = group_->shardCandidacy(i, shardLoggers_.back());
     // Shard mode records no Kubernetes Events: N shards moving would flood them; the log and
     // /shards/watch say what moved.
     ports.events = {[](std::string) {}, [](auto, auto done) { done(); }};
@@ -59,31 +44,6 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
     sidecars_.push_back(std::move(sidecar));
     drainTimers_.push_back(clock_.makeTimer([this, i] { releaseDropped(i); }));
   }
-
-  shard::MembershipLeaseOptions mo;
-  mo.identity = config_.identity;
-  mo.duration = config_.timings.leaseDuration;
-  // Three writes per duration: one lost write does not make the others drop this member.
-  mo.period =
-      std::max<time::Duration>(config_.timings.leaseDuration / 3, config_.timings.retryPeriod);
-  mo.onProblem = [this](const std::string& what) { logger_.warn(what); };
-  membership_ = std::make_unique<shard::MembershipLease>(
-      clock_,
-      std::make_unique<kube::LeaseClient>(
-          api, clock_,
-          kube::LeaseTarget{layout.memberLease(config_.identity), config_.group.ns, config_.podName,
-                            config_.podIp, labels},
-          leaseOptions, random01),
-      api, mo);
-
-  kube::LeaseGroupWatchOptions wo;
-  wo.ns = config_.group.ns;
-  wo.labelSelector = std::string(kShardGroupLabel) + "=" + config_.group.name;
-  wo.requestDeadline = config_.requestDeadline;
-  wo.watchTimeoutSeconds = config_.watchTimeoutSeconds;
-  wo.onProblem = [this](const std::string& what) { logger_.warn(what); };
-  watch_ = std::make_unique<kube::LeaseGroupWatch>(
-      api, clock_, static_cast<kube::LeaseGroupObserver&>(*this), wo, random01);
 
   rebalanceTimer_ = clock_.makeTimer([this] { rebalance(); });
   expiryTimer_ = clock_.makeTimer([this] { rebalance(); });
@@ -98,49 +58,30 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransp
 ShardMode::~ShardMode() = default;
 
 void ShardMode::start() {
-  membership_->start();
-  watch_->start();
+  group_->start(*this);
   settleTimer_->armAt(clock_.now() + config_.timings.retryPeriod);
 }
 
-// ---- the group watch ---------------------------------------------------------------------
+// ---- the group ---------------------------------------------------------------------------
 
-void ShardMode::onGroupListed(const std::vector<kube::NamedLease>& leases) {
-  const auto now = clock_.now();
-  std::vector<std::pair<std::string, election::LeaseRecord>> items;
-  std::vector<std::optional<election::LeaseRecord>> shards(config_.shards);
-  for (const auto& l : leases) {
-    items.emplace_back(l.name, l.record);
-    if (auto i = view_.layout().shardOf(l.name)) shards[*i] = l.record;
-  }
-  view_.listed(items, now);
-  for (std::size_t i = 0; i < config_.shards; i++)
-    stores_[i]->deliver(shards[i]);
+void ShardMode::onGroupListed() {
   if (!listed_) {
     listed_ = true;
     // A group that already runs (some shard held): the assignment keeps what others own, so
     // there is nothing to wait for. Only a cold start waits P for the others to show up.
-    for (const auto& owner : view_.owners(now)) {
+    for (const auto& owner : group_->owners(clock_.now())) {
       if (!owner.empty()) settled_ = true;
     }
     if (settled_) settleTimer_->disarm();
-    // The Electors start once the group is known: each hears its Lease from the list at once.
+    // The candidacies start once the group is known: each hears its lock at once.
     for (auto& s : sidecars_)
       s->start();
   }
   rebalanceSoon();
 }
 
-void ShardMode::onGroupLease(const std::string& name,
-                             const std::optional<election::LeaseRecord>& record) {
-  view_.changed(name, record, clock_.now());
-  if (auto i = view_.layout().shardOf(name)) stores_[*i]->deliver(record);
+void ShardMode::onGroupChanged() {
   rebalanceSoon();
-}
-
-void ShardMode::onGroupWatchState(bool healthy) {
-  for (auto* s : stores_)
-    s->setWatchHealthy(healthy);
 }
 
 // ---- the assignment ----------------------------------------------------------------------
@@ -153,44 +94,30 @@ void ShardMode::rebalanceSoon() {
 void ShardMode::rebalance() {
   if (!listed_ || stopping_) return;
   const auto now = clock_.now();
-  const auto members = view_.liveMembers(now);
-  const auto target = shard::ShardAssignment::assign(view_.owners(now), members);
-  for (std::size_t i = 0; i < config_.shards; i++) {
+  const auto members = group_->liveMembers(now);
+  const auto target = shard::ShardAssignment::assign(group_->owners(now), members);
+  for (std::size_t i = 0; i < shards_; i++) {
     const bool mine = target[i] == config_.identity;
     if (mine && !assigned_[i]) {
       assigned_[i] = 1;
       if (settled_ && !dropping_[i]) sidecars_[i]->reconsider();
     } else if (!mine) {
-      assigned_[i] = 0;
-      if (!dropping_[i] && !releasing_[i] && sidecars_[i]->leadership().leader) drop(i);
+      const bool was = std::exchange(assigned_[i], 0);
+      if (!dropping_[i] && !releasing_[i] && sidecars_[i]->leadership().leader) {
+        drop(i);
+      } else if (was) {
+        // Not ours any more and not held: a candidacy waiting in a queue (etcd) leaves it.
+        sidecars_[i]->reconsider();
+      }
     }
   }
-  collectStaleMembers(members);
-  if (auto next = view_.nextExpiry(now)) {
+  group_->tidy(members);
+  if (auto next = group_->nextExpiry(now)) {
     expiryTimer_->armAt(*next + kMillisecond);
   } else {
     expiryTimer_->disarm();
   }
   noteOwnedSet();
-}
-
-// One member (the first live identity) deletes what crashed replicas left. A replica that
-// was only frozen that long writes its Lease again (404 -> create) when it runs again.
-void ShardMode::collectStaleMembers(const std::vector<std::string>& members) {
-  if (members.empty() || members.front() != config_.identity) return;
-  for (const auto& name :
-       view_.staleMemberLeases(clock_.now(), 10 * config_.timings.leaseDuration)) {
-    if (!deleting_.insert(name).second) continue;
-    logger_.info("deleting the membership Lease of a replica gone for 10 lease durations",
-                 {{"lease", name}});
-    std::weak_ptr<char> alive = alive_;
-    api_.call({"delete", "DELETE",
-               "/apis/coordination.k8s.io/v1/namespaces/" + config_.group.ns + "/leases/" + name,
-               "", "application/json", config_.requestDeadline},
-              [this, alive, name](kube::ApiResponse) {
-                if (!alive.expired()) deleting_.erase(name);
-              });
-  }
 }
 
 void ShardMode::drop(std::size_t i) {
@@ -239,7 +166,7 @@ void ShardMode::onShardEvent(std::size_t i) {
 
 void ShardMode::noteOwnedSet() {
   std::string key;
-  for (std::size_t i = 0; i < config_.shards; i++) {
+  for (std::size_t i = 0; i < shards_; i++) {
     if (!owns(i)) continue;
     const auto l = sidecars_[i]->leadership();
     key += std::to_string(i) + ":" + std::to_string(l.fencingToken.value_or(-1)) + ",";
@@ -254,16 +181,16 @@ void ShardMode::noteOwnedSet() {
 std::string ShardMode::json() const {
   nlohmann::ordered_json j;
   j["identity"] = config_.identity;
-  j["group"] = config_.group.name;
-  j["shards"] = config_.shards;
-  j["members"] = view_.liveMembers(clock_.now()).size();
+  j["group"] = config_.group;
+  j["shards"] = shards_;
+  j["members"] = group_->liveMembers(clock_.now()).size();
   auto owned = nlohmann::ordered_json::array();
-  for (std::size_t i = 0; i < config_.shards; i++) {
+  for (std::size_t i = 0; i < shards_; i++) {
     if (!owns(i)) continue;
     const auto l = sidecars_[i]->leadership();
     nlohmann::ordered_json o;
     o["shard"] = i;
-    o["lease"] = view_.layout().shardLease(i);
+    o["lease"] = group_->shardLock(i);
     o["fencingToken"] = l.fencingToken.value_or(0);
     if (l.validUntil) o["validUntil"] = time::formatMicroTime(*l.validUntil);
     owned.push_back(std::move(o));
@@ -297,7 +224,7 @@ void ShardMode::releaseShardZero() {
 }
 
 std::optional<std::string> ShardMode::unhealthyReason() const {
-  for (std::size_t i = 0; i < config_.shards; i++) {
+  for (std::size_t i = 0; i < shards_; i++) {
     if (auto why = sidecars_[i]->unhealthyReason())
       return "shard " + std::to_string(i) + ": " + *why;
   }
@@ -307,7 +234,7 @@ std::optional<std::string> ShardMode::unhealthyReason() const {
 std::string ShardMode::metricsText() const {
   std::string owned;
   std::size_t count = 0;
-  for (std::size_t i = 0; i < config_.shards; i++) {
+  for (std::size_t i = 0; i < shards_; i++) {
     if (!owns(i)) continue;
     count++;
     owned += "leasehold_shard_fencing_token{shard=\"" + std::to_string(i) + "\"} " +
@@ -319,7 +246,8 @@ std::string ShardMode::metricsText() const {
   out += "leasehold_shards_owned " + std::to_string(count) + "\n";
   out += "# HELP leasehold_shard_members Live members of the shard group as this member sees it.\n";
   out += "# TYPE leasehold_shard_members gauge\n";
-  out += "leasehold_shard_members " + std::to_string(view_.liveMembers(clock_.now()).size()) + "\n";
+  out +=
+      "leasehold_shard_members " + std::to_string(group_->liveMembers(clock_.now()).size()) + "\n";
   out += "# HELP leasehold_shard_fencing_token The fencing token of each shard owned here.\n";
   out += "# TYPE leasehold_shard_fencing_token gauge\n";
   return out + owned;
@@ -335,13 +263,13 @@ bool ShardMode::shutdown(std::function<void()> done) {
     t->disarm();
   noteOwnedSet();  // nothing is owned from now on
   std::weak_ptr<char> alive = alive_;
-  membership_->remove([this, alive] {
+  group_->leave([this, alive] {
     if (alive.expired()) return;
     auto waiting = std::make_shared<std::size_t>(sidecars_.size());
     for (auto& s : sidecars_) {
       s->shutdown([this, alive, waiting] {
         if (alive.expired() || --*waiting != 0) return;
-        watch_->stop();
+        group_->stop();
         if (auto d = std::move(shutdownDone_)) d();
       });
     }

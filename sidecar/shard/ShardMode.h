@@ -1,9 +1,10 @@
 #pragma once
-// Shard mode (--shards N, docs/design.md "Shards"): N shard Leases NAME-0 .. NAME-(N-1), each
-// with its own lock::Sidecar (its own Elector: query-time validity, step down at R, CAS, release
-// on the way out, fencing token = its leaseTransitions), all on one loop, plus this member's
-// membership Lease and ONE label-selected watch of the group's Leases that feeds every shard's
-// Elector and the group view.
+// Shard mode (--shards N, docs/design.md "Shards"): N shard locks, each with its own
+// lock::Sidecar (its own candidacy: query-time validity, step down at R, release on the way
+// out, a fencing token that goes up every term), all on one loop, over a shard::ShardGroup, the
+// store that keeps the group (shard::LeaseShardGroup: Leases NAME-i and membership Leases with
+// one label-selected watch; etcd::EtcdShardGroup: elections NAME/shards/i and membership keys
+// under NAME/ with one prefix watch). Nothing here knows which store it is.
 //
 // After every change it sees (a Lease, a member's or a shard's expiry on this clock) it computes
 // the target owner of every shard (shard::ShardAssignment over shard::GroupView) and:
@@ -16,8 +17,7 @@
 // instead of grabbing everything and handing it back; joining a running group it starts at
 // once (the assignment leaves it only what others give up).
 //
-// The membership Leases of replicas that crashed (expired here for 10 D) are deleted by the
-// live member whose identity sorts first, so that they do not pile up.
+// After every assignment the group store does its upkeep (ShardGroup::tidy).
 //
 // Run mode (config.commands): each shard's Sidecar has its command port; a dropped shard's
 // command is stopped (SIGTERM, SIGKILL at --kill-grace) after --shard-drain, and the release
@@ -25,55 +25,43 @@
 // (lock::RunMode stops them all at the first signal, before shutdown() is called); each
 // shard's release waits for its command's group to be gone (Sidecar::shutdown).
 //
-// Shutdown: nothing is owned from then on; the membership Lease is deleted (the others stop
-// counting this member), then every shard is released (Sidecar::shutdown), then done.
+// Shutdown: nothing is owned from then on; this member leaves the group (the others stop
+// counting it), then every shard is released (Sidecar::shutdown), then done.
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "election/ElectionTimings.h"
-#include "kube/ApiTransport.h"
-#include "kube/LeaseGroupWatch.h"
 #include "lock/Sidecar.h"
 #include "log/Logger.h"
-#include "publish/LeadershipJson.h"
 #include "publish/Metrics.h"
-#include "shard/GroupView.h"
-#include "shard/MembershipLease.h"
-#include "shard/ShardLeaseStore.h"
+#include "shard/ShardGroup.h"
 #include "time/Clock.h"
 
 namespace leasehold::shard {
 
-inline constexpr const char* kShardGroupLabel = "leasehold.io/shard-group";
-
 struct ShardModeConfig {
   std::string identity;
-  std::string podName;  // holder annotation and handover alias, may be empty
-  std::string podIp;
-  publish::LeaseName group;  // namespace and --lease-name
-  std::size_t shards = 1;
+  std::string podName;  // handover alias, may be empty
+  std::string ns;       // the Lease namespace ("" on etcd), for the shards' Sidecars
+  std::string group;    // --lease-name
   election::ElectionTimings timings;
   time::Duration drain{};  // --shard-drain
-  std::chrono::milliseconds requestDeadline{5000};
-  int watchTimeoutSeconds = 300;
   // leasehold run --shards N (lock::RunMode, shard::shardCommands): shard i's command, one per
   // shard; empty in shard (sidecar) mode. A shard that moves away is then released only once its
   // command's group is gone (Sidecar::release); it is not owned (in /shards) from the drop on.
   std::vector<lock::CommandPort> commands{};
 };
 
-class ShardMode : private kube::LeaseGroupObserver {
+class ShardMode : private ShardGroupObserver {
  public:
-  // `api` is the Lease connection (ApiConnections::lease()): renewals, the group watch and the
-  // membership Lease all go through it.
-  ShardMode(time::Clock& clock, ShardModeConfig config, kube::ApiTransport& api,
-            publish::Metrics& metrics, const log::Logger& logger, std::function<double()> random01);
-  ~ShardMode() override;
+  // `group` keeps the group and builds every shard's candidacy; the number of shards is its.
+  ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr<ShardGroup> group,
+            publish::Metrics& metrics, const log::Logger& logger);
+  ~ShardMode();
   ShardMode(const ShardMode&) = delete;
   ShardMode& operator=(const ShardMode&) = delete;
 
@@ -96,10 +84,8 @@ class ShardMode : private kube::LeaseGroupObserver {
   std::string metricsText() const;
 
  private:
-  void onGroupListed(const std::vector<kube::NamedLease>& leases) override;
-  void onGroupLease(const std::string& name,
-                    const std::optional<election::LeaseRecord>& record) override;
-  void onGroupWatchState(bool healthy) override;
+  void onGroupListed() override;
+  void onGroupChanged() override;
 
   void rebalanceSoon();
   void rebalance();
@@ -109,20 +95,15 @@ class ShardMode : private kube::LeaseGroupObserver {
   bool owns(std::size_t shard) const;
   bool eligible(std::size_t shard) const;
   void noteOwnedSet();
-  void collectStaleMembers(const std::vector<std::string>& members);
 
   time::Clock& clock_;
   ShardModeConfig config_;
   publish::Metrics& metrics_;
   const log::Logger& logger_;
-  shard::GroupView view_;
-  std::vector<log::Logger> shardLoggers_;        // sized once: each Sidecar keeps a reference
-  std::vector<shard::ShardLeaseStore*> stores_;  // owned by the Sidecars' ports
+  std::unique_ptr<ShardGroup> group_;
+  std::size_t shards_;
+  std::vector<log::Logger> shardLoggers_;  // sized once: each Sidecar keeps a reference
   std::vector<std::unique_ptr<lock::Sidecar>> sidecars_;
-  std::unique_ptr<shard::MembershipLease> membership_;
-  std::unique_ptr<kube::LeaseGroupWatch> watch_;
-  kube::ApiTransport& api_;
-  std::set<std::string> deleting_;  // stale membership Leases being deleted
   std::vector<char> assigned_;
   std::vector<char> dropping_;
   std::vector<char> releasing_;  // released, still leader until the release lands (run mode)

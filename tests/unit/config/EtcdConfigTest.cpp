@@ -1,7 +1,7 @@
 // --store etcd and its settings from flags, environment and file: what is accepted (and printed
 // back, the password file's path but never a password), and what is refused, naming the flag:
 // no endpoints, a URL that is not http(s), a certificate without its key, a user without a
-// password file, Kubernetes-only settings, etcd settings without --store etcd.
+// password file, Kubernetes-only settings, etcd settings without --store etcd. --shards on etcd.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -57,6 +57,14 @@ TEST_F(ConfigLoaderTest, EtcdFromEnvironmentAndFile) {
   EXPECT_EQ(fromFile.store, Store::Etcd);
 }
 
+TEST_F(ConfigLoaderTest, EtcdWithShards) {
+  // The group's name is an etcd prefix, not a Kubernetes label value: "/" is fine.
+  const auto c = loaded(etcdWith("http://a:2379", {"--shards", "4", "--shard-drain", "1s"}));
+  EXPECT_EQ(c.store, Store::Etcd);
+  EXPECT_EQ(c.shards, 4u);
+  EXPECT_EQ(c.leaseName, "jobs/scheduler");
+}
+
 struct Refused {
   const char* name;
   std::vector<std::string> args;
@@ -87,7 +95,9 @@ const Refused kRefused[] = {
                                 "--lease-namespace", "x"}),
      {"--store etcd cannot be used with --lease-namespace, --kubeconfig, --pod-label, "
       "--coordinated"}},
-    {"ShardsNotYet", etcdWith("http://a:2379", {"--shards", "4"}), {"--shards", "not built yet"}},
+    {"ShardsWithPodLabel",
+     etcdWith("http://a:2379", {"--shards", "4", "--pod-label", "leader"}),
+     {"--store etcd cannot be used with --pod-label"}},
     {"NameEndsWithSlash",
      {"--lease-name", "a/", "--store", "etcd", "--etcd-endpoints", "http://a:2379"},
      {"--lease-name with --store etcd: \"a/\""}},

@@ -102,7 +102,8 @@ class RunModeScript : public ::testing::TestWithParam<Case> {
   }
   // Two shards: ns/work-0 and ns/work-1.
   void makeShards() {
-    auto m = std::make_shared<RunMode>(io_, clock_, shard::shardCommands(config_, "ns", "work", 2),
+    auto m = std::make_shared<RunMode>(io_, clock_,
+                                       shard::shardCommands(config_, {"ns/work-0", "ns/work-1"}),
                                        launchers(2), logger_);
     adopt(m, {m->port(0), m->port(1)});
   }

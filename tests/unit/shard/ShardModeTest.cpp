@@ -13,6 +13,7 @@
 
 #include "FakeApiClient.h"
 #include "FakeClock.h"
+#include "shard/LeaseShardGroup.h"
 #include "shard/ShardAssignment.h"
 
 namespace leasehold::testing_support {
@@ -54,14 +55,22 @@ class ShardModeTest : public ::testing::Test {
   void make(time::Duration drain, bool runMode = false) {
     shard::ShardModeConfig c;
     c.identity = "me";
-    c.group = {"ns", "work"};
-    c.shards = 2;
+    c.ns = "ns";
+    c.group = "work";
     c.drain = drain;
     if (runMode) {
       for (int i = 0; i < 2; i++)
         c.commands.push_back(commandPort(i));
     }
-    mode = std::make_unique<shard::ShardMode>(clock, c, api, metrics, logger, [] { return 0.5; });
+    shard::LeaseShardGroupConfig g;
+    g.identity = "me";
+    g.ns = "ns";
+    g.group = "work";
+    g.shards = 2;
+    mode = std::make_unique<shard::ShardMode>(
+        clock, c,
+        std::make_unique<shard::LeaseShardGroup>(clock, g, api, logger, [] { return 0.5; }),
+        metrics, logger);
   }
   ~ShardModeTest() override { mode.reset(); }  // before the fake checks what is unmet
 

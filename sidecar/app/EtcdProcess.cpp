@@ -1,4 +1,4 @@
-#include "app/EtcdSidecarProcess.h"
+#include "app/EtcdProcess.h"
 
 #include <fstream>
 #include <memory>
@@ -7,9 +7,11 @@
 #include <string>
 
 #include "app/LockProcess.h"
+#include "app/ShardGroupProcess.h"
 #include "app/StatusFilePorts.h"
 #include "etcd/EtcdCampaign.h"
 #include "etcd/EtcdGateway.h"
+#include "etcd/EtcdShardGroup.h"
 #include "net/WorkerHostResolver.h"
 
 namespace leasehold::app {
@@ -30,7 +32,7 @@ std::optional<std::string> readFile(const std::string& flag, const std::string& 
 
 }  // namespace
 
-int runEtcdSidecarProcess(const config::Config& cfg, const log::Logger& logger) {
+int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
   LoopRuntime rt(logger);
   std::string problem;
   etcd::EtcdGateway::Options options;
@@ -59,6 +61,24 @@ int runEtcdSidecarProcess(const config::Config& cfg, const log::Logger& logger) 
   etcd::EtcdGateway gateway(rt.io, rt.clock, std::move(options));
   if (gateway.configurationError()) return failToStart(*gateway.configurationError());
 
+  std::string endpoints;
+  for (const auto& url : cfg.etcdEndpoints)
+    endpoints += (endpoints.empty() ? "" : ",") + url;
+  const log::Fields starting{{"store", "etcd"},
+                             {cfg.shards > 0 ? "group" : "election", cfg.leaseName},
+                             {"endpoints", endpoints},
+                             {"user", cfg.etcdUser.empty() ? "(none)" : cfg.etcdUser}};
+  if (cfg.shards > 0) {
+    ShardStore store;
+    store.group = std::make_unique<etcd::EtcdShardGroup>(
+        rt.clock, gateway,
+        etcd::EtcdShardGroupConfig{cfg.identity, cfg.leaseName, cfg.shards, cfg.timings}, logger);
+    store.answered = [&gateway] { return gateway.answered(); };
+    store.shutdown = [&gateway] { gateway.shutdown(); };
+    store.starting = starting;
+    return serveShards(rt, cfg, std::move(store), logger);
+  }
+
   lock::SidecarConfig sidecarConfig{
       {election::Identity{cfg.identity}, cfg.timings, election::FollowerMode::kWatch},
       {"", cfg.leaseName, "etcd"},
@@ -72,13 +92,7 @@ int runEtcdSidecarProcess(const config::Config& cfg, const log::Logger& logger) 
     store.ports.statusFile = makeStatusFilePort(cfg.statusFile, rt.worker);
   store.answered = [&gateway] { return gateway.answered(); };
   store.shutdown = [&gateway] { gateway.shutdown(); };
-  std::string endpoints;
-  for (const auto& url : cfg.etcdEndpoints)
-    endpoints += (endpoints.empty() ? "" : ",") + url;
-  store.starting = {{"store", "etcd"},
-                    {"election", cfg.leaseName},
-                    {"endpoints", endpoints},
-                    {"user", cfg.etcdUser.empty() ? "(none)" : cfg.etcdUser}};
+  store.starting = starting;
   return serveLock(rt, cfg, std::move(sidecarConfig), std::move(store), logger);
 }
 
