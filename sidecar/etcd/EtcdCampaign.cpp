@@ -90,7 +90,9 @@ void EtcdCampaign::start() {
   if (started_) return;
   started_ = true;
   grant();
-  refresh();  // see the leader at once, eligible or not
+  // See the leader at once. In shard mode only once eligible (join() looks then): a member
+  // sends nothing for the shards it does not own, and opens no watch for them.
+  if (!eligible_ || eligible_()) refresh();
 }
 
 void EtcdCampaign::grant() {
@@ -107,9 +109,10 @@ void EtcdCampaign::grant() {
     std::string error;
     const bool decoded = reply.ok() && decodeLeaseGrant(reply.body, granted, error);
     if (generation != generation_ || stopped_ || releasing_) {
-      // Released or stopped meanwhile: give the new lease back at once.
+      // Released or stopped meanwhile: give the new lease back at once. If it is wanted again
+      // by now (shard mode: eligible again), grant() asks for a new one; its guards say whether.
       if (decoded) call("lease/revoke", encodeLeaseId(granted.id), true, [](EtcdReply) {});
-      return;
+      return grant();
     }
     if (!reply.ok()) {
       trouble("granting a lease", reply);

@@ -60,8 +60,9 @@ class EtcdCampaign final : public election::Candidacy {
     handler_ = std::move(handler);
   }
   void setAlias(std::string) override {}  // handovers name nobody on etcd
-  // Shard mode: a lease is granted and the queue joined only while eligible; reconsider() while
-  // not eligible takes a key that waits in the queue (not leading) out of it.
+  // Shard mode: nothing is sent (no lease, no key, no look at the queue, no watch) until
+  // eligible; reconsider() while not eligible takes a key that waits in the queue (not leading)
+  // out of it, revoking its lease.
   void setEligibility(std::function<bool()> eligible) override { eligible_ = std::move(eligible); }
   void reconsider() override;
 

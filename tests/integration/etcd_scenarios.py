@@ -23,10 +23,16 @@ from leasehold_testing import D, P, R, Observer, check, check_took, log, run_ste
     wait_for
 from leasehold_testing.checks import Failure
 from leasehold_testing.etcd_env import (ELECTION_TIMEOUT, ETCD_EXPIRY_SCAN, EtcdEnv,
-                                        EtcdRunReplica, wait_gone)
+                                        EtcdRunReplica, EtcdShardRunReplica, wait_gone)
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.ports import free_port
 from leasehold_testing.run_cluster import AT_ONCE, DRAIN_TIMEOUT, RunCluster
+from leasehold_testing.shard_run_group import EXITED as SHARD_RUN_EXITED
+from leasehold_testing.shard_run_group import MOVED as SHARD_RUN_MOVED
+from leasehold_testing.shard_run_group import ShardRunGroup, started_since
+from leasehold_testing.shard_sampler import (ShardObserver, balance_problem, shards_of,
+                                             wait_balanced)
+from leasehold_testing.shard_sampler import owners as shard_owners
 from leasehold_testing.tcp_proxy import TcpProxy
 from leasehold_testing.timings import slack
 
@@ -461,6 +467,122 @@ def quorum_loss(env):
             check(until <= t0 + late + R + slack(0.05),
                   f"{who} (token {st['fencingToken']}) answered at {sent:.3f} leader until "
                   f"{until:.3f}, past the loss of quorum at {t0:.3f} + R")
+
+
+# ---- shards: --shards N on etcd ----------------------------------------------------------
+SHARDS = 8
+# A start, a join or a SIGTERM's hand-over: no expiry to wait for (P for a cold start); the
+# slack is for 3-4 sidecars starting and each move's drop, revoke, grant, join and range on 2
+# shared cores.
+SHARDS_SETTLED = P + D + slack(7)
+
+
+def shard_sidecar(env, i):
+    return env.sidecar(f"replica-{i}", extra_args=["--shards", str(SHARDS)])
+
+
+def check_shard_layout(env, sidecars):
+    """Every shard's election <lease>/shards/i holds one key, its owner's, whose create revision
+    is the token /shards shows; every live replica has one key under <lease>/members/."""
+    tokens = {o["shard"]: o["fencingToken"] for s in sidecars for o in shards_of(s)["owned"]}
+    for i in range(SHARDS):
+        keys = env.keys(f"{env.lease}/shards/{i}/")
+        check(len(keys) == 1 and keys[0][1] == tokens.get(i),
+              f"shard {i}: keys {keys}, token {tokens.get(i)}")
+    members = env.keys(f"{env.lease}/members/")
+    check(len(members) == len(sidecars), f"one membership key per replica: {members}")
+
+
+@scenario
+def shards(env):
+    """--shards 8: 3 replicas balanced, each shard's election <lease>/shards/i holding only its
+    owner's key (create revision = token); a 4th joins: only surplus moves, all to it; SIGTERM of
+    a replica: it revokes its leases (no key of it left) and the others take its shards at
+    once; kill -9 of another: its shards are taken only once its leases can have expired. Every
+    replica's /shards sampled throughout: no shard claimed twice, tokens up every term."""
+    group = [shard_sidecar(env, i) for i in range(3)]
+    with ShardObserver(list(group)) as obs:
+        t0 = time.monotonic()
+        for s in group:
+            s.start(wait=False)
+        before = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        log(f"3 replicas x {SHARDS} shards balanced {time.monotonic() - t0:.2f}s after start")
+        check_shard_layout(env, group)
+
+        newcomer = shard_sidecar(env, 3)
+        obs.add(newcomer)
+        t0 = time.monotonic()
+        newcomer.start(wait=False)
+        group.append(newcomer)
+        after = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        moved = sorted(i for i in range(SHARDS) if before[i] != after[i])
+        log(f"a 4th joined: balanced {time.monotonic() - t0:.2f}s later, moved {moved}")
+        check(moved and all(after[i] == newcomer.name for i in moved),
+              f"only surplus moved, all to the newcomer: {moved}")
+        check_shard_layout(env, group)
+
+        leaving = group.pop(0)
+        its_tokens = {o["fencingToken"] for o in shards_of(leaving)["owned"]}
+        t0 = time.monotonic()
+        leaving.signal(signal.SIGTERM)
+        code = wait_gone(leaving, R + slack(3))
+        revisions = {k[1] for k in env.keys()}
+        members = env.keys(f"{env.lease}/members/")
+        after = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        took = time.monotonic() - t0
+        log(f"SIGTERM: exit {code}, the 3 others balanced {took:.2f}s after the signal")
+        check(code == 0, f"the leaving replica exits 0: {code}")
+        check(its_tokens and its_tokens.isdisjoint(revisions) and len(members) == len(group),
+              f"its shard keys {its_tokens} and membership went with its revoked leases: "
+              f"{revisions}, members {members}")
+
+        victim = group.pop(0)
+        its = sorted(i for i, o in after.items() if o == victim.name)
+        victim.kill()
+        t_kill = time.monotonic()
+        first = None
+        while balance_problem(group, SHARDS) is not None or first is None:
+            now = time.monotonic() - t_kill
+            claimed, _ = shard_owners(group)
+            if first is None and any(claimed.get(i) for i in its):
+                first = now
+            check(now < EXPIRY_TAKEOVER + SHARDS_SETTLED,
+                  f"not balanced {now:.1f}s after the kill: {balance_problem(group, SHARDS)}")
+            time.sleep(0.02)
+        log(f"kill -9: its shards {its} first claimed by another {first:.2f}s after the kill, "
+            f"balanced over 2 at {time.monotonic() - t_kill:.2f}s")
+        # Its last keep-alive was up to P before the kill; etcd expires a lease D after it.
+        check(first >= D - P - 0.1, f"taken before its leases could expire: {first:.2f}s")
+        time.sleep(P)
+    terms = obs.check_safety()
+    log(f"/shards: {len(obs.samples)} samples, {terms} terms, no shard claimed twice, tokens up "
+        "every term")
+
+
+@scenario
+def run_shards(env):
+    """`leasehold run --store etcd --shards 8`: 3 replicas, one command per owned shard with
+    LEASEHOLD_LEASE <lease>/shards/i and its token; SIGTERM of a replica: its commands drain, it
+    exits 0, the others take its shards and start theirs only once the old ones are gone; run
+    mode's checks (no two commands of a shard at once, stopped by R, fenced writes) and shard
+    mode's."""
+    with ShardRunGroup(env, replica=EtcdShardRunReplica) as g:
+        leaving = g.replicas[1]
+        its, mine = g.its(leaving)
+        t0 = time.time()
+        leaving.signal(signal.SIGTERM)
+        code = leaving.reap(SHARD_RUN_EXITED)
+        check(code == 0, f"the leaving replica exits 0 (its commands did): {code}")
+        rest, after = g.taken_over(leaving, timeout=SHARD_RUN_MOVED)
+        wait_for("its commands seen gone", lambda: all(i.stop for i in mine), slack(2))
+        for old in mine:
+            check(old.term_at is not None, f"{old} got SIGTERM (drained)")
+            new = started_since(g, rest, {old.shard}, t0)[0]
+            check(old.last_alive <= new.start + 0.01,
+                  f"shard {old.shard}: {new} started before {old} was gone")
+        log(f"SIGTERM: its shards {its} taken over, one command per owned shard "
+            f"{time.time() - t0:.2f}s after the signal")
+        g.end([r.name for r in rest])
 
 
 def check_logged(sidecar, words, timeout):

@@ -23,6 +23,9 @@ from .checks import Failure, check, wait_for
 from .etcdctl_elect import EtcdctlElect
 from .incarnation import Incarnated, clock_rate_env
 from .run_cluster import RunCommand
+from .run_mode import run_args
+from .shard_run_group import N as SHARD_RUN_N
+from .shard_run_group import RUN_FLAGS as SHARD_RUN_FLAGS
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
@@ -353,6 +356,21 @@ class EtcdRunReplica(RunCommand, EtcdSidecar):
     on etcd)."""
 
 
+class EtcdShardRunReplica(EtcdSidecar):
+    """`leasehold run --store etcd --shards 8 ... -- command` of EtcdEnv (shard_run_group's
+    ShardRunGroup replica on etcd): the group is the env's election name, shard i the election
+    <lease>/shards/i."""
+
+    def __init__(self, env, name, command, run_flags=()):
+        super().__init__(env, name, extra_args=["--shards", str(SHARD_RUN_N)])
+        self.args = run_args(self.args, [*SHARD_RUN_FLAGS, *run_flags], command)
+
+    @staticmethod
+    def lock(env, shard):
+        """Shard i's LEASEHOLD_LEASE."""
+        return f"{env.lease}/shards/{shard}"
+
+
 def wait_gone(sidecar, timeout):
     """Waits for the process to exit; returns its exit code."""
     wait_for(f"{sidecar.name} to exit", lambda: not sidecar.alive(), timeout)
@@ -360,4 +378,4 @@ def wait_gone(sidecar, timeout):
 
 
 __all__ = ["ELECTION_TIMEOUT", "ETCD_EXPIRY_SCAN", "EtcdEnv", "EtcdIncarnation", "EtcdMember",
-           "EtcdRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]
+           "EtcdRunReplica", "EtcdShardRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]

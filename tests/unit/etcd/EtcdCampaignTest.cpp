@@ -242,19 +242,61 @@ TEST_F(EtcdCampaignTest, AKeyDeletedBySomebodyElseEndsTheClaimAtOnce) {
   EXPECT_EQ(*a->campaign.key(), key);  // the same name (the same lease), created anew
 }
 
-TEST_F(EtcdCampaignTest, AnIneligibleCandidateHoldsALeaseButNoKeyUntilReconsidered) {
+TEST_F(EtcdCampaignTest, AnIneligibleCandidateSendsNothingUntilReconsidered) {
   auto a = candidate("a");
   bool eligible = false;
   a->campaign.setEligibility([&] { return eligible; });
   a->campaign.start();
   settle();
-  EXPECT_EQ(etcd.count("kv/txn"), 0);
+  EXPECT_TRUE(etcd.methods.empty()) << "no lease, no key, no range for a shard not ours";
+  EXPECT_EQ(etcd.openWatches(), 0);
   EXPECT_FALSE(a->campaign.key());
   EXPECT_FALSE(a->leads());
   eligible = true;
   a->campaign.reconsider();
   settle();
   EXPECT_TRUE(a->leads());
+}
+
+// Shard mode: assigned, unassigned and assigned again while the first grant is on its way. That
+// grant's lease is given back, and a new one is asked for (once nothing was, and the shard
+// stayed without a candidate until the assignment changed again).
+TEST_F(EtcdCampaignTest, EligibleAgainWhileTheFirstGrantIsInFlightGrantsAgain) {
+  auto a = candidate("a");
+  bool eligible = true;
+  a->campaign.setEligibility([&] { return eligible; });
+  etcd.latency = 100ms;
+  a->campaign.start();
+  clock.advance(10ms);  // the grant is on its way
+  eligible = false;
+  a->campaign.reconsider();
+  eligible = true;
+  a->campaign.reconsider();
+  clock.advance(1s);
+  settle();
+  EXPECT_TRUE(a->leads());
+  EXPECT_EQ(etcd.count("lease/grant"), 2);
+  EXPECT_EQ(etcd.count("lease/revoke"), 1);
+}
+
+TEST_F(EtcdCampaignTest, AWaitingKeyNoLongerEligibleLeavesTheQueueButALeaderStays) {
+  auto [a, b] = leaderAndFollower();
+  bool eligible = false;
+  a->campaign.setEligibility([&] { return eligible; });
+  b->campaign.setEligibility([&] { return eligible; });
+  a->campaign.reconsider();  // leads: left alone (shard mode drops and releases a leader)
+  b->campaign.reconsider();  // waits behind a: leaves the queue, its lease revoked
+  settle();
+  EXPECT_TRUE(a->leads());
+  EXPECT_FALSE(b->campaign.key());
+  const auto keys = etcd.keysUnder("elect/");
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].value, "a");
+  // And a does not hand the lock to b when it goes.
+  a->campaign.stop(nullptr);
+  settle();
+  EXPECT_FALSE(b->leads());
+  EXPECT_TRUE(etcd.keysUnder("elect/").empty());
 }
 
 TEST_F(EtcdCampaignTest, ReleaseForACooldownLetsTheNextLeadAndQueuesAgainAfterIt) {
