@@ -20,6 +20,8 @@ check, ...`); the rest is imported from its module:
                    keep-alive or not; the Observer's, the chaos and soak runs', the bench's)
   shard_sampler    ShardObserver, wait_balanced, owners: shard mode's /shards sampled on
                    every replica (on the Sampler), double owners, tokens, balance
+  shard_run_group  ShardRunGroup: `leasehold run --shards 8` replicas with the Monitor and the
+                   ShardObserver, on Kubernetes (ShardRunReplica) or etcd (EtcdShardRunReplica)
   incarnation      Incarnation: a Sidecar with a chaos/soak run's bookkeeping (slot, identity,
                    generation, samples; the Incarnated mixin, also etcd_env's EtcdIncarnation)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
