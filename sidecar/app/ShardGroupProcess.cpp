@@ -4,13 +4,13 @@
 #include "app/ProcessRuntime.h"
 #include "app/ProcessSignals.h"
 #include "lock/RunMode.h"
-#include "publish/JsonEventStream.h"
 #include "publish/ProbeServer.h"
 #include "publish/StatusFile.h"
 #include "publish/StatusFileWriter.h"
 #include "publish/StatusServer.h"
 #include "shard/ShardCommands.h"
 #include "shard/ShardMode.h"
+#include "shard/ShardPublisher.h"
 
 namespace leasehold::app {
 
@@ -46,41 +46,19 @@ int serveShards(LoopRuntime& rt, const config::Config& cfg, ShardStore store,
       shardZero,
       publish::StatusSource{[&shards] { return shards.leadership(); },
                             [&shards] { shards.releaseShardZero(); }, time::Duration::zero()});
-  publish::JsonEventStream stream(rt.clock, [&shards] { return shards.json(); });
-  status.http().route("GET", "/shards", [&shards](const net::ServerRequest&) {
-    net::ServerResponse r;
-    r.contentType = "application/json";
-    r.body = shards.json();
-    r.headers.emplace_back("Cache-Control", "no-store");
-    return r;
-  });
-  status.http().routeEvents("/shards/watch",
-                            [&stream](std::shared_ptr<net::EventStream> c) { stream.add(c); });
-  if (auto err = status.listen()) {
-    return failToStart("--http-address " + cfg.httpAddress.toString() + ": " + *err);
-  }
-
   std::shared_ptr<publish::StatusFileWriter> file;
   if (!cfg.statusFile.empty()) {
     auto target = std::make_shared<publish::StatusFile>(cfg.statusFile);
     file = std::make_shared<publish::StatusFileWriter>(
         [target](const std::string& content) { return target->write(content); }, rt.worker);
-    if (auto problem = file->writeNow(shards.json() + "\n"))
-      return failToStart("--status-file: " + *problem);
   }
-  std::string fileProblem;
-  shards.setOwnedSetChanged([&] {
-    const std::string json = shards.json();
-    stream.publish(json);
-    status.leadershipMayHaveChanged();
-    if (file) {
-      file->write(json + "\n", [&logger, &fileProblem](const std::optional<std::string>& p) {
-        if (p.value_or("") == fileProblem) return;
-        if (p) logger.error("cannot write the status file", {{"problem", *p}});
-        fileProblem = p.value_or("");
-      });
-    }
-  });
+  shard::ShardPublisher published(rt.clock, shards, status.http(), file, logger,
+                                  [&status] { status.leadershipMayHaveChanged(); });
+  if (auto err = status.listen()) {
+    return failToStart("--http-address " + cfg.httpAddress.toString() + ": " + *err);
+  }
+  if (auto problem = published.writeInitialStatusFile())
+    return failToStart("--status-file: " + *problem);
 
   publish::ProbeServer probes(
       rt.io, net::HttpServer::Options{cfg.probeAddress.host, cfg.probeAddress.port}, rt.metrics,
@@ -91,17 +69,15 @@ int serveShards(LoopRuntime& rt, const config::Config& cfg, ShardStore store,
   }
 
   const auto stopEverything = [&] {
-    stream.closeAll();
+    published.closeStreams();
     status.stop();
     probes.stop();
     store.shutdown();
     rt.io.stop();
   };
   const auto shutdownShards = [&](std::function<void()> finished) {
-    shards.shutdown([&, finished = std::move(finished)] {
-      if (!file) return finished();
-      file->write(shards.json() + "\n", [](const auto&) {});
-      file->flush(finished);
+    shards.shutdown([&published, finished = std::move(finished)]() mutable {
+      published.finish(std::move(finished));
     });
   };
   ProcessSignals<lock::RunMode> signals(rt.io, logger, runMode.get(), shutdownShards,

@@ -1,8 +1,8 @@
 #pragma once
 // The process of shard mode (--shards N), whatever store keeps the group: shard::ShardMode on
-// the LoopRuntime over the store's shard::ShardGroup, the status API (GET /shards, GET
-// /shards/watch, and /leader for shard 0), the probes with the shard metrics, the status file
-// with the /shards JSON, and SIGTERM/SIGINT starting ShardMode::shutdown. In run mode
+// the LoopRuntime over the store's shard::ShardGroup, the status server with /leader for shard
+// 0 and shard::ShardPublisher's GET /shards, GET /shards/watch and status file, the probes with
+// the shard metrics, and SIGTERM/SIGINT starting ShardMode::shutdown. In run mode
 // (leasehold run --shards N -- CMD) every shard's Sidecar supervises one command (lock::RunMode
 // with shard::shardCommands). The store's process (app/ShardProcess on Kubernetes Leases,
 // app/EtcdProcess on etcd) builds the group and hands it here; app/LockProcess is the

@@ -559,6 +559,36 @@ def shards(env):
         "every term")
 
 
+@scenario(members=3)
+def shards_member_kill9(env):
+    """3 members; 3 replicas x 8 shards, every replica's first endpoint the raft leader, which is
+    killed (kill -9): the replicas go on through the other members, no shard moves and every
+    owner keeps its token (a new raft leader keeps the leases); /shards sampled throughout."""
+    raft = env.raft_leader()
+    order = [raft.url] + [m.url for m in env.members if m is not raft]
+    group = [env.sidecar(f"replica-{i}", endpoints=",".join(order),
+                         extra_args=["--shards", str(SHARDS)]) for i in range(3)]
+    with ShardObserver(list(group)) as obs:
+        for s in group:
+            s.start(wait=False)
+        wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        tokens = {(s.name, o["shard"], o["fencingToken"]) for s in group
+                  for o in shards_of(s)["owned"]}
+        time.sleep(2 * P)
+        t0 = time.monotonic()
+        raft.kill()
+        log(f"killed {raft.name}, the raft leader and everybody's first endpoint")
+        time.sleep(D + P)
+        wait_balanced(group, SHARDS, timeout=EXPIRY_TAKEOVER + SHARDS_SETTLED)
+        after = {(s.name, o["shard"], o["fencingToken"]) for s in group
+                 for o in shards_of(s)["owned"]}
+        log(f"balanced again {time.monotonic() - t0:.2f}s after the kill")
+        check(after == tokens, f"no shard moved, every token kept: {sorted(tokens ^ after)}")
+        check(all(s.alive() for s in group), "every replica runs on")
+    terms = obs.check_safety()
+    log(f"/shards: {len(obs.samples)} samples, {terms} terms, no shard claimed twice")
+
+
 @scenario
 def run_shards(env):
     """`leasehold run --store etcd --shards 8`: 3 replicas, one command per owned shard with
