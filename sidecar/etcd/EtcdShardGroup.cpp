@@ -50,8 +50,7 @@ std::string EtcdShardGroup::shardLock(std::size_t shard) const {
   return prefix_ + std::string(kShards) + std::to_string(shard);
 }
 
-std::unique_ptr<election::Candidacy> EtcdShardGroup::shardCandidacy(std::size_t shard,
-                                                                    const log::Logger&) {
+std::unique_ptr<election::Candidacy> EtcdShardGroup::shardCandidacy(std::size_t shard) {
   return std::make_unique<EtcdCampaign>(
       clock_, etcd_, EtcdCampaignConfig{config_.identity, shardLock(shard), config_.timings});
 }

@@ -49,8 +49,7 @@ class EtcdShardGroup final : public shard::ShardGroup {
   std::size_t shards() const override { return config_.shards; }
   std::string shardLock(std::size_t shard) const override;
   std::string store() const override { return "etcd"; }
-  std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard,
-                                                      const log::Logger& logger) override;
+  std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) override;
   void start(shard::ShardGroupObserver& observer) override;
   std::vector<std::string> liveMembers(time::MonoTime now) const override;
   std::vector<std::string> owners(time::MonoTime now) const override;

@@ -22,8 +22,6 @@ LeaseShardGroup::LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig confi
       view_(GroupLayout{config_.group, config_.shards}, config_.identity,
             config_.timings.leaseDuration),
       stores_(config_.shards, nullptr) {
-  kube::LeaseClientOptions leaseOptions;
-  leaseOptions.requestDeadline = config_.requestDeadline;
   MembershipLeaseOptions mo;
   mo.identity = config_.identity;
   mo.duration = config_.timings.leaseDuration;
@@ -37,7 +35,7 @@ LeaseShardGroup::LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig confi
           api, clock_,
           kube::LeaseTarget{view_.layout().memberLease(config_.identity), config_.ns,
                             config_.podName, config_.podIp, groupLabels(config_.group)},
-          leaseOptions, random01_),
+          leaseOptions(), random01_),
       api, mo);
 
   kube::LeaseGroupWatchOptions wo;
@@ -52,19 +50,22 @@ LeaseShardGroup::LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig confi
 
 LeaseShardGroup::~LeaseShardGroup() = default;
 
+kube::LeaseClientOptions LeaseShardGroup::leaseOptions() const {
+  kube::LeaseClientOptions options;
+  options.requestDeadline = config_.requestDeadline;
+  return options;
+}
+
 std::string LeaseShardGroup::shardLock(std::size_t shard) const {
   return view_.layout().shardLease(shard);
 }
 
-std::unique_ptr<election::Candidacy> LeaseShardGroup::shardCandidacy(std::size_t shard,
-                                                                     const log::Logger&) {
-  kube::LeaseClientOptions leaseOptions;
-  leaseOptions.requestDeadline = config_.requestDeadline;
+std::unique_ptr<election::Candidacy> LeaseShardGroup::shardCandidacy(std::size_t shard) {
   auto writes = std::make_unique<kube::LeaseClient>(
       api_, clock_,
       kube::LeaseTarget{shardLock(shard), config_.ns, config_.podName, config_.podIp,
                         groupLabels(config_.group)},
-      leaseOptions, random01_);
+      leaseOptions(), random01_);
   auto store = std::make_unique<ShardLeaseStore>(std::move(writes));
   stores_.at(shard) = store.get();
   election::ElectorConfig elector{election::Identity{config_.identity}, config_.timings,

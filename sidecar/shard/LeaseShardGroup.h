@@ -14,6 +14,7 @@
 
 #include "election/ElectionTimings.h"
 #include "kube/ApiTransport.h"
+#include "kube/LeaseClient.h"
 #include "kube/LeaseGroupWatch.h"
 #include "log/Logger.h"
 #include "shard/GroupView.h"
@@ -51,8 +52,7 @@ class LeaseShardGroup final : public ShardGroup, private kube::LeaseGroupObserve
   std::size_t shards() const override { return config_.shards; }
   std::string shardLock(std::size_t shard) const override;
   std::string store() const override { return ""; }
-  std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard,
-                                                      const log::Logger& logger) override;
+  std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) override;
   void start(ShardGroupObserver& observer) override;
   std::vector<std::string> liveMembers(time::MonoTime now) const override;
   std::vector<std::string> owners(time::MonoTime now) const override;
@@ -66,6 +66,7 @@ class LeaseShardGroup final : public ShardGroup, private kube::LeaseGroupObserve
   void onGroupLease(const std::string& name,
                     const std::optional<election::LeaseRecord>& record) override;
   void onGroupWatchState(bool healthy) override;
+  kube::LeaseClientOptions leaseOptions() const;
 
   time::Clock& clock_;
   LeaseShardGroupConfig config_;

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "election/Candidacy.h"
-#include "log/Logger.h"
 #include "time/Time.h"
 
 namespace leasehold::shard {
@@ -41,9 +40,8 @@ class ShardGroup {
   virtual std::string shardLock(std::size_t shard) const = 0;
   // "" on Kubernetes, "etcd" on etcd (publish::LeaseName::store).
   virtual std::string store() const = 0;
-  // Shard i's candidacy; asked once per shard, before start(). `logger` says which shard.
-  virtual std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard,
-                                                              const log::Logger& logger) = 0;
+  // Shard i's candidacy; asked once per shard, before start().
+  virtual std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) = 0;
 
   // Joins the group (this member's membership) and starts observing it.
   virtual void start(ShardGroupObserver& observer) = 0;

@@ -32,7 +32,7 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr
         time::Duration::zero()};
     sc.alias = config_.podName;
     lock::SidecarPorts ports;
-    ports.candidacy = group_->shardCandidacy(i, shardLoggers_.back());
+    ports.candidacy = group_->shardCandidacy(i);
     // Shard mode records no Kubernetes Events: N shards moving would flood them; the log and
     // /shards/watch say what moved.
     ports.events = {[](std::string) {}, [](auto, auto done) { done(); }};

@@ -18,18 +18,9 @@ using election::ElectorEvent;
 using namespace std::chrono_literals;
 using Kind = ElectorEvent::Kind;
 
-// D = 5 s, R = 3 s, P = 1 s.
-election::ElectionTimings timings() {
-  election::ElectionTimings t;
-  t.leaseDuration = 5s;
-  t.renewDeadline = 3s;
-  t.retryPeriod = 1s;
-  return t;
-}
-
 struct Candidate {
   Candidate(time::FakeClock& clock, test::MemoryEtcd& etcd, std::string name)
-      : campaign(clock, etcd, EtcdCampaignConfig{name, "elect", timings()}) {
+      : campaign(clock, etcd, EtcdCampaignConfig{name, "elect", test::testTimings()}) {
     campaign.setEventHandler([this](const ElectorEvent& e) { events.push_back(e); });
   }
   bool leads() const { return campaign.leadership().leader; }
@@ -344,13 +335,13 @@ TEST_F(EtcdCampaignTest, AKeepAliveWithoutAnswerMovesTheWatchAsWell) {
 }
 
 TEST_F(EtcdCampaignTest, ImpossibleSettingsAreRefusedWithTheirReason) {
-  auto bad = timings();
+  auto bad = test::testTimings();
   bad.renewDeadline = 6s;  // R >= D
   EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"a", "elect", bad})),
                std::invalid_argument);
-  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"", "elect", timings()})),
+  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"", "elect", test::testTimings()})),
                std::invalid_argument);
-  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"a", "", timings()})),
+  EXPECT_THROW(EtcdCampaign(clock, etcd, (EtcdCampaignConfig{"a", "", test::testTimings()})),
                std::invalid_argument);
 }
 
@@ -374,7 +365,8 @@ TEST_F(EtcdCampaignTest, UnderRandomFaultsTwoClaimsNeverOverlapAndTokensOnlyGoUp
       rs[i].link = std::make_unique<test::MemoryEtcd::Link>(localEtcd);
       rs[i].campaign = std::make_unique<EtcdCampaign>(
           localClock, *rs[i].link,
-          EtcdCampaignConfig{std::string(1, static_cast<char>('a' + i)), "elect", timings()});
+          EtcdCampaignConfig{std::string(1, static_cast<char>('a' + i)), "elect",
+                             test::testTimings()});
       rs[i].campaign->start();
     };
     for (std::size_t i = 0; i < rs.size(); ++i)

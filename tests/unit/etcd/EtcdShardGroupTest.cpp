@@ -29,15 +29,6 @@ using nlohmann::json;
 
 constexpr std::size_t kShards = 4;
 
-// D = 5 s, R = 3 s, P = 1 s.
-election::ElectionTimings timings() {
-  election::ElectionTimings t;
-  t.leaseDuration = 5s;
-  t.renewDeadline = 3s;
-  t.retryPeriod = 1s;
-  return t;
-}
-
 struct Member {
   Member(time::FakeClock& clock, test::MemoryEtcd& etcd, const std::string& name,
          time::Duration drain)
@@ -45,12 +36,12 @@ struct Member {
     shard::ShardModeConfig c;
     c.identity = name;
     c.group = "work";
-    c.timings = timings();
+    c.timings = test::testTimings();
     c.drain = drain;
     mode = std::make_unique<shard::ShardMode>(
         clock, c,
         std::make_unique<EtcdShardGroup>(
-            clock, link, EtcdShardGroupConfig{name, "work", kShards, timings()}, logger),
+            clock, link, EtcdShardGroupConfig{name, "work", kShards, test::testTimings()}, logger),
         metrics, logger);
   }
   // shard -> fencing token, from /shards.
@@ -220,7 +211,7 @@ TEST_F(EtcdShardGroupTest, AMemberThatLeavesHandsItsShardsOverAtOnce) {
   EXPECT_TRUE(a.owned().empty()) << "nothing is owned from the shutdown on";
   settle();
   EXPECT_TRUE(done);
-  EXPECT_TRUE(etcd.keysUnder("work/members/").size() == 1u);
+  EXPECT_EQ(etcd.keysUnder("work/members/").size(), 1u);
   // No expiry to wait for: the revokes delete the keys and b's watch hears it.
   EXPECT_LT(balanced({"b"}, 2s), 1s);
   // A new term on each shard b took: a higher token than a's.

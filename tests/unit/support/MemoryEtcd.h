@@ -19,9 +19,20 @@
 #include <vector>
 
 #include "FakeClock.h"
+#include "election/ElectionTimings.h"
 #include "etcd/EtcdTransport.h"
 
 namespace leasehold::etcd::test {
+
+// The timings the etcd unit tests run with: D = 5 s (a whole-second TTL), R = 3 s, P = 1 s.
+inline election::ElectionTimings testTimings() {
+  using namespace std::chrono_literals;
+  election::ElectionTimings t;
+  t.leaseDuration = 5s;
+  t.renewDeadline = 3s;
+  t.retryPeriod = 1s;
+  return t;
+}
 
 class MemoryEtcd final : public EtcdTransport {
  public:
