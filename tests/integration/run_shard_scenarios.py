@@ -115,10 +115,7 @@ def sigterm(env):
         log(f"SIGTERM: its {len(mine)} commands gone {min(drains):.3f}-{max(drains):.3f}s after "
             f"the signal, it exited {t_exit - t0:.3f}s, the new owners' commands started "
             f"{min(news):.3f}-{max(news):.3f}s")
-        for old in mine:
-            new = started_since(g, rest, {old.shard}, t0)[0]
-            check(old.last_alive <= new.start + 0.01,
-                  f"shard {old.shard}: {new} started before {old} was gone")
+        g.check_successors(mine, rest, t0)
         g.end([r.name for r in rest])
 
 
@@ -140,11 +137,7 @@ def sigterm_slow_drain(env):
         drains = [i.stop - t0 for i in mine]
         check(all(TERM_DELAY <= d <= DRAIN_TIMEOUT for d in drains),
               f"drained for the command's {TERM_DELAY} s, past R = {R}s, not killed: {drains}")
-        news = []
-        for old in mine:
-            new = started_since(g, rest, {old.shard}, t0)[0]
-            check(old.last_alive <= new.start + 0.01, f"shard {old.shard}: {new} before {old}")
-            news.append(new.start - t0)
+        news = [new.start - t0 for new in g.check_successors(mine, rest, t0)]
         log(f"slow drain: its {len(mine)} commands exited {min(drains):.3f}-{max(drains):.3f}s "
             f"after SIGTERM (R = {R}s, --drain-timeout {DRAIN_TIMEOUT}s), the new owners' "
             f"started {min(news):.3f}-{max(news):.3f}s")

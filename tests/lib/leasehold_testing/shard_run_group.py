@@ -174,6 +174,17 @@ class ShardRunGroup:
         self.wait_commands(rest)
         return rest, after
 
+    def check_successors(self, stopped, rest, t0):
+        """For each command in `stopped` (a moved shard's): the first command of its shard that
+        `rest` started from wall time t0 on started only once it was gone. Returns those."""
+        news = []
+        for old in stopped:
+            new = started_since(self, rest, {old.shard}, t0)[0]
+            check(old.last_alive <= new.start + 0.01,
+                  f"shard {old.shard}: {new} started before {old} was gone")
+            news.append(new)
+        return news
+
     def end(self, expect_zero):
         """SIGTERM to every live replica; those in `expect_zero` must exit 0; then the checks."""
         for r in self.replicas:
