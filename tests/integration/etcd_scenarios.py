@@ -29,7 +29,7 @@ from leasehold_testing.ports import free_port
 from leasehold_testing.run_cluster import AT_ONCE, DRAIN_TIMEOUT, RunCluster
 from leasehold_testing.shard_run_group import EXITED as SHARD_RUN_EXITED
 from leasehold_testing.shard_run_group import MOVED as SHARD_RUN_MOVED
-from leasehold_testing.shard_run_group import ShardRunGroup, started_since
+from leasehold_testing.shard_run_group import ShardRunGroup
 from leasehold_testing.shard_sampler import (ShardObserver, balance_problem, shards_of,
                                              wait_balanced)
 from leasehold_testing.shard_sampler import owners as shard_owners
@@ -452,10 +452,18 @@ def quorum_loss(env):
         healed = time.time()
         for m in stopped:
             m.signal(signal.SIGCONT)
-        # A raft election (1 s timeout by default), then a keep-alive and the campaign's range.
+        # First etcd's own raft election: not leasehold's time, and not bounded by a few
+        # election timeouts on 3.4, whose members vote without pre-vote by default: the old raft
+        # leader, its log behind, campaigns again and again at ever higher terms, each time
+        # deposing the member elected in between, until one of the others times out first
+        # (5 s once on 3.4.23 in the full suite: the member elected at term 3 deposed at once).
+        env.raft_leader()
+        available = time.time()
+        # Then a keep-alive and the campaign's range (the leader's lease lived: a new raft leader
+        # extends every lease by an election timeout before it counts down).
         back = the_leader(sidecars, EXPIRY_TAKEOVER + slack(2))
-        log(f"{back.name} leads {time.time() - healed:.2f}s after quorum came back "
-            f"(token {back.status()['fencingToken']})")
+        log(f"etcd had a raft leader {available - healed:.2f}s after the heal; {back.name} leads "
+            f"{time.time() - available:.2f}s after that (token {back.status()['fencingToken']})")
         time.sleep(2 * P)
     safety(obs)
     # Each answer leader=true to a request sent before quorum came back claimed up to its
@@ -607,9 +615,7 @@ def run_shards(env):
         wait_for("its commands seen gone", lambda: all(i.stop for i in mine), slack(2))
         for old in mine:
             check(old.term_at is not None, f"{old} got SIGTERM (drained)")
-            new = started_since(g, rest, {old.shard}, t0)[0]
-            check(old.last_alive <= new.start + 0.01,
-                  f"shard {old.shard}: {new} started before {old} was gone")
+        g.check_successors(mine, rest, t0)
         log(f"SIGTERM: its shards {its} taken over, one command per owned shard "
             f"{time.time() - t0:.2f}s after the signal")
         g.end([r.name for r in rest])

@@ -149,18 +149,22 @@ class EtcdEnv(SidecarHost):
         return tuple(int(x) for x in text.split("-")[0].split("."))
 
     def raft_leader(self):
-        """The member that leads etcd's raft (maintenance/status: leader == own member id)."""
+        """The member that leads etcd's raft, once every running member names it in
+        maintenance/status (a leader only some name can still be deposed: on 3.4, without
+        pre-vote, by a member at a higher term whose log is behind)."""
         def find():
+            named, ids = set(), {}
             for m in self.members:
                 if not m.alive():
                     continue
                 try:
                     _, st = self.root("maintenance/status", {}, url=m.url)
                 except Failure:
-                    continue
-                if st.get("leader") and st["leader"] == st.get("header", {}).get("member_id"):
-                    return m
-            return None
+                    return None
+                named.add(st.get("leader"))
+                ids[st.get("header", {}).get("member_id")] = m
+            leader = named.pop() if len(named) == 1 else None
+            return ids.get(leader) if leader else None
         return wait_for("a raft leader among the etcd members", find, slack(10))
 
     def api(self, path, body, token=None, check_ok=True, url=None):
