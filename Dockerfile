@@ -1,6 +1,6 @@
 # leasehold container image.
 #
-#   docker build -t registry.example.com/leasehold:0.1.0 \
+#   docker build -t registry.example.com/leasehold:0.5.0 \
 #     --build-arg REVISION="$(git rev-parse HEAD)" --build-arg CREATED="$(date -u +%FT%TZ)" .
 #
 # No `# syntax=` line: BuildKit would pull that frontend image, and machines without a
@@ -22,7 +22,7 @@ WORKDIR /src
 # Dependencies first, so that a source change does not reinstall them.
 COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN scripts/install-deps.sh --build-only && rm -rf /var/lib/apt/lists/*
-COPY CMakeLists.txt CMakePresets.json ./
+COPY CMakeLists.txt CMakePresets.json project.conf ./
 COPY sidecar sidecar
 RUN cmake --preset release -DLEASEHOLD_TESTS=OFF \
  && cmake --build --preset release --target leasehold \
@@ -49,7 +49,7 @@ ENTRYPOINT ["/usr/local/bin/leasehold"]
 # The labels last: a new CREATED or REVISION (every build of CI's) then re-runs no RUN above
 # (a RUN after an ARG whose value changed misses the cache), so the runtime stage's apt-get
 # layer is reused.
-ARG VERSION=0.1.0
+ARG VERSION=0.5.0
 ARG REVISION=unknown
 ARG CREATED=unknown
 LABEL org.opencontainers.image.title="leasehold" \

@@ -27,7 +27,7 @@ from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.helm import Helm, HelmError, chart_value
 from leasehold_testing.node_cluster import NodeCluster, run
-from leasehold_testing.paths import ROOT
+from leasehold_testing.paths import ROOT, product_version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_image import build_image  # noqa: E402 - the deploy tests' one image build
@@ -46,10 +46,9 @@ def manifests(cp, helm):
                           for f in ("rbac.yaml", "deployment.yaml"))
     # README's way to another namespace; the image as a user replaces it.
     text = text.replace("namespace: default", f"namespace: {ns}")
-    check('image: "registry.example.com/leasehold:0.1.0"' in text,
-          "manifests/deployment.yaml no longer names the image this test replaces")
-    text = text.replace('image: "registry.example.com/leasehold:0.1.0"\n          '
-                        'imagePullPolicy: IfNotPresent',
+    image = f'image: "registry.example.com/leasehold:{product_version()}"'
+    check(image in text, "manifests/deployment.yaml no longer names the image this test replaces")
+    text = text.replace(f'{image}\n          imagePullPolicy: IfNotPresent',
                         f'image: "{NODE_IMAGE_REF}"\n          imagePullPolicy: Never')
     check(NODE_IMAGE_REF in text, "the image's imagePullPolicy line moved in the manifests")
     cp.kubectl("apply", "-f", "-", input=text)

@@ -29,6 +29,19 @@ app.kubernetes.io/name: leasehold
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/*
+The leasehold image: repository:tag, and @digest when image.digest is set (the tag then only
+names it for people; the runtime pulls the digest). The schema keeps "@" out of the tag, so that
+the tag stays a valid label value.
+*/}}
+{{- define "leasehold.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s:%s@%s" .Values.image.repository .Values.image.tag .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Labels of every object. */}}
 {{- define "leasehold.labels" -}}
 {{ include "leasehold.selectorLabels" . }}
@@ -68,7 +81,7 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
 */}}
 {{- define "leasehold.sidecar" -}}
 - name: leasehold
-  image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+  image: {{ include "leasehold.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
   {{- if .Values.sidecar.native }}
   restartPolicy: Always
@@ -165,7 +178,7 @@ Run mode (runMode.enabled): an init container from the leasehold image copies th
 */}}
 {{- define "leasehold.runModeCopy" -}}
 - name: leasehold-copy
-  image: {{ printf "%s:%s" .Values.image.repository .Values.image.tag | quote }}
+  image: {{ include "leasehold.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
   command: ["cp", "/usr/local/bin/leasehold", "/leasehold/leasehold"]
   resources:
