@@ -20,8 +20,11 @@ schema     values.schema.json is valid draft 7 and values.yaml passes it (python
            (artifacthub.io/license) the repository's (Apache-2.0);
            each kind of bad value is rejected by python3-jsonschema AND by helm itself
            (`helm template` and `helm lint` fail with the schema error naming the key; with
-           --skip-schema-validation the same values render, so it was the schema).
-render     every variant renders to the objects the docs promise (native/classic sidecar,
+           --skip-schema-validation the same values render, so it was the schema); a digest in
+           image.tag is among them.
+render     every variant renders to the objects the docs promise (the image as
+           repository:tag, @image.digest when pinned; app.kubernetes.io/version the tag and a
+           valid label value; native/classic sidecar,
            Downward API env, probes on the probe port, securityContext, least-privilege Role,
            helm test pod, leader Service only with podLabel, ...).
 manifests  manifests/*.yaml equal the default rendering (release "leasehold", namespace
@@ -233,6 +236,11 @@ BAD_VALUES = {
     "flag without dashes": ({"extraArgs": ["follower-mode=poll"]}, "extraArgs"),
     "lease name with capitals": ({"leaseName": "My-Lease"}, "leaseName"),
     "pull policy": ({"image": {"pullPolicy": "Sometimes"}}, "pullPolicy"),
+    # values.yaml once told users to pin with tag "X@sha256:..."; the tag went into the
+    # app.kubernetes.io/version label, whose value may hold neither "@" nor ":", and the API
+    # server refused the install. image.digest is the way now; the schema refuses the old one.
+    "digest in the tag": ({"image": {"tag": "0.5.0@sha256:" + "a" * 64}}, "tag"),
+    "digest without algorithm": ({"image": {"digest": "a" * 64}}, "digest"),
 }
 
 
@@ -283,6 +291,7 @@ VARIANTS = {
     "no status file": {"statusFile": {"enabled": False}},
     "coordinated": {"coordinated": True},
     "shards": {"shards": 16},
+    "pinned by digest": {"image": {"digest": "sha256:" + "0123456789abcdef" * 4}},
     "own names and flags": {"fullnameOverride": "web", "leaseName": "web-writer",
                             "serviceAccount": {"name": "web-sa"}, "httpPort": 4141,
                             "probePort": 9191, "extraArgs": ["--follower-mode=poll"],
@@ -297,8 +306,20 @@ def flag(args, name):
     return vals[0] if vals else None
 
 
+def expected_image(values):
+    """The image reference the chart must render: repository:tag, @digest when pinned."""
+    image = values["image"]
+    ref = f"{image['repository']}:{image['tag']}"
+    return f"{ref}@{image['digest']}" if image.get("digest") else ref
+
+
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
 def check_sidecar(c, values, native, pod_spec):
     where = f"sidecar in {'initContainers' if native else 'containers'}"
+    check(c["image"] == expected_image(values), f"{where}: image {c['image']}, "
+          f"want {expected_image(values)}")
     if native:
         check(c.get("restartPolicy") == "Always", f"{where}: native needs restartPolicy Always")
     else:
@@ -388,6 +409,10 @@ def check_rendered(docs, values, chart_meta):
                     "helm.sh/chart"):
             check(key in labels, f"{kind}: label {key} missing")
         check(labels["helm.sh/chart"] == f"leasehold-{chart_meta['version']}", "chart label")
+        version = labels["app.kubernetes.io/version"]
+        check(version == values["image"]["tag"] and LABEL_VALUE.match(version)
+              and len(version) <= 63, f"{kind}: app.kubernetes.io/version {version!r} is not "
+              "the tag, or not a valid label value")
         check(obj["metadata"].get("namespace") == "default", f"{kind}: namespace")
     pods = []
     if values["example"]["enabled"]:
@@ -696,7 +721,7 @@ def check_run_mode_pod(spec, values):
           f"run mode: no sidecar container expected: {[c['name'] for c in every]}")
     (copy_c,) = spec["initContainers"]
     (app,) = spec["containers"]
-    image = f"{values['image']['repository']}:{values['image']['tag']}"
+    image = expected_image(values)
     check(copy_c["image"] == image and "restartPolicy" not in copy_c,
           f"run mode: the copy init container runs once from the leasehold image: {copy_c}")
     check(copy_c["command"] == ["cp", "/usr/local/bin/leasehold", f"{BIN_DIR}/leasehold"],
