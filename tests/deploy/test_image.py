@@ -204,8 +204,8 @@ def check_image(name, pod_user, workdir):
     r = docker("run", "--rm", name, "--version", ok=False)
     check(r.returncode == 0 and r.stdout == f"leasehold {version}\n",
           f"--version: exit {r.returncode}, {r.stdout!r} {r.stderr.strip()}")
-    log(f"no shell (--entrypoint /bin/sh: exit {sh.returncode}, {said[-80:]!r}); --version: "
-        f"leasehold {version}")
+    log(f"no shell (--entrypoint /bin/sh: exit {sh.returncode}, "
+        f"{said.splitlines()[0][-60:]!r}); --version: leasehold {version}")
 
     files, others = image_files(name, workdir)
     check(not others, f"the image holds links or special files: {others}")
