@@ -9,7 +9,7 @@ project.conf's `version=` is the product's version, its one source. Every copy m
     is SemVer (the chart has its own);
   - the Dockerfile's `ARG VERSION=` default (the image's version label);
   - every `registry.example.com/leasehold:TAG` that README, docs/ and manifests/ tell users to
-    run;
+    run, and manifests/' app.kubernetes.io/version labels;
   - CHANGELOG.md has a `## [VERSION] - YYYY-MM-DD` section (Keep a Changelog), and an
     `## [Unreleased]` one above it.
 And no shipped file names a site as the project's that is not: the URLs in the Dockerfile, the
@@ -37,6 +37,7 @@ ALLOWED_HOSTS = re.compile(r"^(kubernetes\.io|json-schema\.org|127\.0\.0\.1|loca
                            r".*\.example|example\.(com|org)|.*\.example\.com|.*\.invalid|"
                            r".*\.test|.*\.svc|.*\.svc\.cluster\.local)$")
 IMAGE_REF = re.compile(r"registry\.example\.com/leasehold:([^\s\"'`@]+)")
+VERSION_LABEL = re.compile(r"app\.kubernetes\.io/version: \"?([^\s\"]+)")
 
 
 def stdout(*argv):
@@ -84,7 +85,8 @@ def docs(_args):
     seen = 0
     for path in files:
         for n, line in enumerate(path.read_text().splitlines(), 1):
-            for tag in IMAGE_REF.findall(line):
+            for tag in IMAGE_REF.findall(line) + (
+                    VERSION_LABEL.findall(line) if path.suffix == ".yaml" else []):
                 seen += 1
                 check(tag == version, f"{path.relative_to(ROOT)}:{n}: leasehold:{tag}, "
                       f"project.conf {version}")
