@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# Builds and publishes one leasehold release (README "Releasing"):
+#
+#   scripts/release.sh VERSION --registry HOST[:PORT][/PATH] [--out DIR] [--dry-run]
+#       [--download-url URL] [--ca-file FILE] [--sign-key cosign.key] [--arch amd64,arm64]
+#       [--build-dir DIR] [--tools DIR]
+#
+# publishes to the registry
+#   REGISTRY/leasehold:VERSION-amd64, :VERSION-arm64   one image per architecture (FROM scratch,
+#                                                      scripts/build-image.sh), platform set
+#   REGISTRY/leasehold:VERSION                         the OCI image index holding them
+#   REGISTRY/leasehold:sha256-<digest>.sig / .att / .sbom   cosign's signature of the index,
+#                                                      the SBOMs (when cosign is there)
+#   oci://REGISTRY/charts/leasehold:<chart version>    the chart, its image pinned by the index's
+#                                                      digest
+# and writes to OUT (default build/dist/VERSION)
+#   kubectl-leasehold_linux_<arch>.tar.gz, leasehold.yaml (the krew manifest), sha256sums.txt,
+#   leasehold-<chart version>.tgz, leasehold-VERSION-linux-<arch>.spdx.json (syft's SBOM of each
+#   architecture's image), release.txt (the summary printed at the end).
+#
+# Refused before anything is built: a dirty tree, VERSION other than project.conf's, no
+# `## [VERSION]` section in CHANGELOG.md, a chart whose appVersion is not VERSION, the image tag
+# or the chart version already in the registry (or a registry that cannot be asked), a krew
+# download URL that cannot be known (project.conf's home empty and no --download-url).
+#
+# --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
+#   installed. --dry-run: every check above, then the refs it would push; builds and pushes
+#   nothing. --ca-file: the registry's CA (helm --ca-file; SSL_CERT_FILE for crane, syft and
+#   cosign). --sign-key: cosign signs the index (and attests the SBOMs) with it, with
+#   COSIGN_PASSWORD from the environment and no transparency log (--tlog-upload=false); verify
+#   with `cosign verify --key cosign.pub --insecure-ignore-tlog`. --tools: crane, syft, cosign
+#   (default build/release-tools/bin, tests/release/tools/build.sh); helm is $LEASEHOLD_HELM,
+#   else build/realkube/bin/helm, else helm on PATH. --build-dir DIR: the directory holding the
+#   CMake build dirs `release` and `release-arm64` (default build/ here); when they belong to
+#   another checkout (tests/deploy/test_release.py reuses the work tree's build), that
+#   checkout's files (tracked and untracked, not ignored) must be this commit's tree, and the
+#   build is brought up to date there (its binaries then come from exactly these sources).
+# Writes only to OUT, build/release-stage/ and the build dirs (plus Docker's local images).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+started=$(date +%s)
+
+die() { echo "release: $*" >&2; exit 1; }
+say() { echo "release: $*"; }
+usage() {
+  sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+version="" registry="" out="" dry_run=0 download_url="" ca_file="" sign_key="" arches=""
+build_dir=$root/build tools=$root/build/release-tools/bin
+while [ $# -gt 0 ]; do
+  case $1 in
+    --registry | --out | --download-url | --ca-file | --sign-key | --arch | --build-dir | --tools)
+      if [ $# -lt 2 ] || [ -z "$2" ]; then die "$1 needs a value"; fi
+      case $1 in
+        --registry) registry=$2 ;; --out) out=$2 ;; --download-url) download_url=$2 ;;
+        --ca-file) ca_file=$2 ;; --sign-key) sign_key=$2 ;; --arch) arches=$2 ;;
+        --build-dir) build_dir=$2 ;; --tools) tools=$2 ;;
+      esac
+      shift 2 ;;
+    --dry-run) dry_run=1; shift ;;
+    -h | --help) usage ;;
+    -*) die "unknown option $1 (see --help)" ;;
+    *) [ -z "$version" ] || die "one VERSION only (got $version and $1)"; version=$1; shift ;;
+  esac
+done
+[ -n "$version" ] || die "no VERSION (usage: scripts/release.sh VERSION --registry HOST[:PORT][/PATH])"
+[ -n "$registry" ] || die "--registry HOST[:PORT][/PATH] is required"
+[[ $registry =~ ^[A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9._/-]+)?$ ]] ||
+  die "--registry $registry: not HOST[:PORT][/PATH] (no scheme, lower-case path)"
+registry=${registry%/}
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+  die "VERSION $version is not SemVer X.Y.Z[-pre] (a tag: no '+' or 'v')"
+out=${out:-$root/build/dist/$version}
+mkdir -p "$out"  # the summary names it absolutely
+out=$(cd "$out" && pwd)
+build_dir=$(cd "$build_dir" 2>/dev/null && pwd) || die "--build-dir: no directory $build_dir"
+if [ -n "$ca_file" ]; then
+  [ -f "$ca_file" ] || die "--ca-file $ca_file: no such file"
+  ca_file=$(cd "$(dirname "$ca_file")" && pwd)/$(basename "$ca_file")
+  export SSL_CERT_FILE=$ca_file  # Go's crypto/x509 then trusts exactly this CA
+fi
+if [ -n "$sign_key" ]; then
+  [ -f "$sign_key" ] || die "--sign-key $sign_key: no such file"
+fi
+
+setting() {  # setting KEY: project.conf's value
+  sed -n "s/^$1=//p" "$root/project.conf" | head -n1
+}
+
+# ---- Checks, cheapest first; nothing is built before all pass.
+cd "$root"
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 || die "$root is not a git work tree"
+dirty=$(git status --porcelain)
+[ -z "$dirty" ] || die "the tree is dirty; commit or stash first:
+$(head -n 10 <<<"$dirty")"
+commit=$(git rev-parse HEAD)
+conf_version=$(setting version)
+[ "$version" = "$conf_version" ] ||
+  die "VERSION $version is not project.conf's version $conf_version (bump project.conf first)"
+grep -qF "## [$version]" <(grep '^## \[' CHANGELOG.md 2>/dev/null) ||
+  die "CHANGELOG.md has no '## [$version]' section: add the release's changes first"
+app_version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' charts/leasehold/Chart.yaml)
+[ "$app_version" = "$version" ] ||
+  die "charts/leasehold/Chart.yaml appVersion is '$app_version', not $version (and bump the chart's version)"
+chart_version=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' charts/leasehold/Chart.yaml)
+[ -n "$chart_version" ] || die "charts/leasehold/Chart.yaml has no version"
+home=$(setting home)
+if [ -z "$download_url" ]; then
+  [ -n "$home" ] || die "no download URL for the krew manifest: set home= in project.conf" \
+    "(then <home>/releases/download/v$version) or pass --download-url URL"
+  download_url=${home%/}/releases/download/v$version
+fi
+[[ $download_url =~ ^https:// ]] || die "--download-url $download_url: krew needs an https:// URL"
+download_url=${download_url%/}
+
+if [ -z "$arches" ]; then
+  arches=amd64
+  if command -v aarch64-linux-gnu-g++ >/dev/null; then arches=amd64,arm64; fi
+  say "architectures: $arches (arm64 needs aarch64-linux-gnu-g++; --arch chooses)"
+fi
+IFS=, read -r -a arch_list <<<"$arches"
+for a in "${arch_list[@]}"; do
+  case $a in amd64 | arm64) ;; *) die "--arch: $a is not amd64 or arm64" ;; esac
+done
+[ "${arch_list[0]}" = amd64 ] || [[ ,$arches, == *,amd64,* ]] ||
+  die "--arch $arches: amd64 is always released (the SBOM check and the tests use it)"
+
+for t in crane syft; do
+  [ -x "$tools/$t" ] || die "$tools/$t missing: run tests/release/tools/build.sh (or --tools DIR)"
+done
+crane=$tools/crane syft=$tools/syft cosign=""
+if [ -x "$tools/cosign" ]; then cosign=$tools/cosign; fi
+[ -z "$sign_key" ] || [ -n "$cosign" ] || die "--sign-key given but $tools/cosign is missing"
+helm=${LEASEHOLD_HELM:-}
+[ -n "$helm" ] || { [ -x "$root/build/realkube/bin/helm" ] && helm=$root/build/realkube/bin/helm; } ||
+  helm=$(command -v helm) || die "no helm: set LEASEHOLD_HELM or run tests/realkube/build.sh"
+
+# Whether REF exists in the registry: 0 yes, 1 no; anything else (unreachable, refused TLS or
+# credentials) stops the release, which cannot then know that it publishes nothing twice.
+image_ref=$registry/leasehold
+chart_repo=$registry/charts/leasehold
+exists() {  # exists manifest REF | exists tag REPO TAG
+  local err
+  if [ "$1" = manifest ]; then
+    err=$("$crane" manifest "$2" 2>&1 >/dev/null) && return 0
+  else
+    err=$("$crane" ls "$2" 2>&1) && { grep -qxF "$3" <<<"$err"; return; }
+  fi
+  if grep -qE 'MANIFEST_UNKNOWN|NAME_UNKNOWN|NOT_FOUND|404' <<<"$err"; then return 1; fi
+  die "cannot ask the registry about $2: $err"
+}
+if exists manifest "$image_ref:$version"; then
+  die "$image_ref:$version is already published; a version is released once (bump project.conf)"
+fi
+if exists tag "$chart_repo" "${chart_version//+/_}"; then
+  die "the chart $chart_repo:$chart_version is already published; bump Chart.yaml's version"
+fi
+say "checks passed: $commit, version $version, chart $chart_version, not in $registry yet"
+
+if [ "$dry_run" = 1 ]; then
+  say "dry run: would push"
+  for a in "${arch_list[@]}"; do echo "  $image_ref:$version-$a    (linux/$a image)"; done
+  echo "  $image_ref:$version    (OCI image index of ${arches})"
+  if [ -n "$cosign" ]; then
+    for a in "${arch_list[@]}"; do
+      echo "  $image_ref:sha256-<$a digest>.$([ -n "$sign_key" ] && echo att || echo sbom)    (SBOM)"
+    done
+    [ -z "$sign_key" ] || echo "  $image_ref:sha256-<index digest>.sig    (signature)"
+  fi
+  echo "  oci://$registry/charts/leasehold:$chart_version    (chart, image.digest = the index's)"
+  say "dry run: would write to $out: $(printf 'kubectl-leasehold_linux_%s.tar.gz ' "${arch_list[@]}")" \
+    "leasehold.yaml (URIs $download_url/...) sha256sums.txt leasehold-$chart_version.tgz" \
+    "$(printf "leasehold-$version-linux-%s.spdx.json " "${arch_list[@]}")"
+  say "dry run: nothing built, nothing pushed ($(($(date +%s) - started)) s)"
+  exit 0
+fi
+
+# ---- Build: the release binaries, stripped.
+stage=$root/build/release-stage/$version
+rm -rf "$stage"
+mkdir -p "$stage"
+tree_of() {  # tree_of DIR: the git tree of DIR's files (tracked and untracked, not ignored)
+  if [ -z "$(git -C "$1" status --porcelain)" ]; then
+    git -C "$1" rev-parse 'HEAD^{tree}'
+  else  # a scratch index, so the checkout's own index is left alone
+    local idx=$stage/index.$RANDOM
+    cp "$(cd "$1" && realpath "$(git rev-parse --git-path index)")" "$idx"
+    GIT_INDEX_FILE=$idx git -C "$1" add -A && GIT_INDEX_FILE=$idx git -C "$1" write-tree
+    rm -f "$idx"
+  fi
+}
+my_tree=$(git rev-parse 'HEAD^{tree}')
+declare -A bin_dir image_digest image_size image_bytes sbom
+for a in "${arch_list[@]}"; do
+  preset=release
+  [ "$a" = amd64 ] || preset=release-$a
+  dir=$build_dir/$preset
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    [ "$build_dir" = "$root/build" ] || die "--build-dir: $dir is not a configured CMake build"
+    say "configuring $preset"
+    cmake --preset "$preset" >"$stage/configure-$a.log" 2>&1 ||
+      die "cmake --preset $preset failed: $(tail -n 20 "$stage/configure-$a.log")"
+  fi
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")
+  if [ "$(realpath "$src")" != "$root" ]; then
+    # Another checkout's build (the test's shortcut): honest only if its files are this commit's.
+    [ "$(tree_of "$src")" = "$my_tree" ] ||
+      die "--build-dir: $dir was built from $src, whose files differ from $commit's"
+    say "$preset: reusing the build of $src (its files are this commit's)"
+  fi
+  say "building $preset (leasehold, kubectl-leasehold)"
+  cmake --build "$dir" --target leasehold kubectl-leasehold >"$stage/build-$a.log" 2>&1 ||
+    die "cmake --build $dir failed: $(tail -n 20 "$stage/build-$a.log")"
+  strip="strip"
+  [ "$a" = amd64 ] || strip="aarch64-linux-gnu-strip"
+  mkdir -p "$stage/$a"
+  for b in sidecar/leasehold sidecar/kubectl/kubectl-leasehold; do
+    "$strip" -o "$stage/$a/$(basename "$b")" "$dir/$b" || die "$strip $dir/$b failed"
+  done
+  machine=$(readelf -h "$stage/$a/leasehold" | sed -n 's/^ *Machine: *//p')
+  case $a:$machine in amd64:*X86-64* | arm64:*AArch64*) ;;
+    *) die "$dir/sidecar/leasehold is a '$machine' binary, not $a" ;; esac
+  if [ "$a" = amd64 ]; then
+    got=$("$stage/$a/leasehold" --version)
+    [[ $got == *" $version" || $got == "$version" ]] ||
+      die "$dir/sidecar/leasehold --version says '$got', not $version"
+  fi
+  bin_dir[$a]=$stage/$a
+done
+
+# ---- Images: one per architecture, pushed, platform set, then the index.
+for a in "${arch_list[@]}"; do
+  local_tag=leasehold-release:$version-$a
+  say "image linux/$a"
+  "$root/scripts/build-image.sh" --binary "${bin_dir[$a]}/leasehold" --arch "$a" \
+    --tag "$local_tag" --version "$version" >"$stage/image-$a.log" 2>&1 ||
+    die "build-image.sh --arch $a failed: $(tail -n 20 "$stage/image-$a.log")"
+  image_bytes[$a]=$(docker image inspect -f '{{.Size}}' "$local_tag")
+  docker save -o "$stage/image-$a.tar" "$local_tag"
+  "$crane" push "$stage/image-$a.tar" "$image_ref:$version-$a" >/dev/null
+  rm -f "$stage/image-$a.tar"
+  # Docker 20.10 without buildx writes its own architecture into every image's config.
+  "$crane" mutate --set-platform "linux/$a" "$image_ref:$version-$a" >/dev/null
+  image_digest[$a]=$("$crane" digest "$image_ref:$version-$a")
+  image_size[$a]=$("$crane" manifest "$image_ref@${image_digest[$a]}" |
+    jq '[.config.size] + [.layers[].size] | add')
+  say "pushed $image_ref:$version-$a@${image_digest[$a]}"
+done
+index_args=()
+for a in "${arch_list[@]}"; do index_args+=(-m "$image_ref@${image_digest[$a]}"); done
+"$crane" index append "${index_args[@]}" -t "$image_ref:$version" >/dev/null
+index_digest=$("$crane" digest "$image_ref:$version")
+platforms=$("$crane" manifest "$image_ref@$index_digest" |
+  jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | join(",")')
+say "pushed the index $image_ref:$version@$index_digest ($platforms)"
+
+# ---- SBOM of each architecture's image, checked, attached (signed with the key when given).
+export SYFT_CHECK_FOR_APP_UPDATE=false
+for a in "${arch_list[@]}"; do
+  sbom[$a]=$out/leasehold-$version-linux-$a.spdx.json
+  "$syft" scan "registry:$image_ref@${image_digest[$a]}" -q -o "spdx-json=${sbom[$a]}" ||
+    die "syft failed on $image_ref@${image_digest[$a]}"
+  for pattern in '^libc6$' 'ssl' 'yaml-cpp' 'boost'; do
+    found=$(jq -r --arg p "$pattern" '.packages[] | select((.name | test($p))
+      and (.versionInfo // "") != "") | "\(.name) \(.versionInfo)"' "${sbom[$a]}" | head -n1)
+    [ -n "$found" ] || die "${sbom[$a]}: no package matching /$pattern/ with a version"
+  done
+  if [ -n "$cosign" ]; then
+    if [ -n "$sign_key" ]; then
+      "$cosign" attest --yes --key "$sign_key" --tlog-upload=false --type spdxjson \
+        --predicate "${sbom[$a]}" "$image_ref@${image_digest[$a]}" >/dev/null 2>"$stage/attest.log" ||
+        die "cosign attest failed: $(cat "$stage/attest.log")"
+    else
+      "$cosign" attach sbom --sbom "${sbom[$a]}" --type spdx \
+        "$image_ref@${image_digest[$a]}" >/dev/null 2>"$stage/attach.log" ||
+        die "cosign attach sbom failed: $(cat "$stage/attach.log")"
+    fi
+  fi
+done
+signed="no (no --sign-key)"
+[ -n "$cosign" ] || signed="no (cosign not built)"
+if [ -n "$sign_key" ]; then
+  "$cosign" sign --yes --key "$sign_key" --tlog-upload=false "$image_ref@$index_digest" \
+    >/dev/null 2>"$stage/sign.log" || die "cosign sign failed: $(cat "$stage/sign.log")"
+  signed="yes, $image_ref@$index_digest with $sign_key (no transparency log)"
+fi
+
+# ---- Chart: a staged copy naming this release's image by digest, packaged and pushed.
+chart=$stage/chart/leasehold
+mkdir -p "$stage/chart"
+cp -a "$root/charts/leasehold" "$chart"
+awk -v repo="$image_ref" -v tag="$version" -v digest="$index_digest" '
+  /^[^ #]/ { in_image = ($0 ~ /^image:/) }
+  in_image && /^  repository:/ { print "  repository: " repo; next }
+  in_image && /^  tag:/ { print "  tag: \"" tag "\""; next }
+  in_image && /^  digest:/ { print "  digest: \"" digest "\""; next }
+  { print }' "$root/charts/leasehold/values.yaml" >"$chart/values.yaml"
+if [ -n "$home" ]; then
+  printf 'home: %s\nsources:\n  - %s\n' "$home" "$home" >>"$chart/Chart.yaml"
+fi
+helm_home=$stage/helm
+export HELM_CACHE_HOME=$helm_home/cache HELM_DATA_HOME=$helm_home/data
+export HELM_CONFIG_HOME=$helm_home/config
+user_registry_config=${XDG_CONFIG_HOME:-$HOME/.config}/helm/registry/config.json
+if [ -f "$user_registry_config" ]; then export HELM_REGISTRY_CONFIG=$user_registry_config; fi
+"$helm" lint --strict "$chart" >"$stage/lint.log" 2>&1 || die "helm lint: $(cat "$stage/lint.log")"
+"$helm" package "$chart" -d "$out" >/dev/null
+chart_tgz=$out/leasehold-$chart_version.tgz
+helm_push=("$helm" push "$chart_tgz" "oci://$registry/charts")
+[ -z "$ca_file" ] || helm_push+=(--ca-file "$ca_file")
+"${helm_push[@]}" >"$stage/push.log" 2>&1 || die "helm push: $(cat "$stage/push.log")"
+chart_digest=$(sed -n 's/^Digest: //p' "$stage/push.log")
+say "pushed the chart oci://$chart_repo:$chart_version@$chart_digest"
+
+# ---- kubectl plugin: an archive per architecture, the krew manifest, checksums.
+rm -f "$out"/kubectl-leasehold_linux_*.tar.gz
+for a in "${arch_list[@]}"; do
+  "$root/scripts/krew-package.sh" --arch "$a" --version "$version" \
+    --download-url "$download_url" "${bin_dir[$a]}/kubectl-leasehold" "$out" >/dev/null
+done
+(cd "$out" && sha256sum kubectl-leasehold_linux_*.tar.gz leasehold-*.tgz leasehold-*.spdx.json \
+  leasehold.yaml >sha256sums.txt)
+
+# ---- Summary.
+{
+  echo "leasehold $version from $commit"
+  echo "image index  $image_ref:$version@$index_digest ($platforms)"
+  for a in "${arch_list[@]}"; do
+    printf '  linux/%-6s %s  %s bytes unpacked, %s bytes in the registry\n' "$a" \
+      "${image_digest[$a]}" "${image_bytes[$a]}" "${image_size[$a]}"
+  done
+  echo "signed       $signed"
+  echo "chart        oci://$chart_repo:$chart_version@$chart_digest"
+  echo "krew         $download_url/kubectl-leasehold_linux_<arch>.tar.gz"
+  echo "files in $out:"
+  (cd "$out" && find . -maxdepth 1 -type f ! -name release.txt -printf '  %f %s bytes\n' | sort)
+  echo "took         $(($(date +%s) - started)) s"
+} | tee "$out/release.txt"
