@@ -65,7 +65,8 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-[ $# -eq 2 ] || die "usage: [--arch A] [--version V] [--download-url URL] BIN OUTDIR | --check MANIFEST ARCHIVE"
+[ $# -eq 2 ] ||
+  die "usage: [--arch A] [--version V] [--download-url URL] BIN OUTDIR | --check MANIFEST ARCHIVE"
 bin=$1 out=$2
 case $arch in amd64 | arm64) ;; *) die "--arch $arch: amd64 or arm64" ;; esac
 [ -x "$bin" ] || die "$bin is not an executable"

@@ -26,15 +26,17 @@
 # --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
 #   installed. --dry-run: every check above, then the refs it would push; builds and pushes
 #   nothing. --ca-file: the registry's CA (helm --ca-file; SSL_CERT_FILE for crane, syft and
-#   cosign). --sign-key: cosign signs the index (and attests the SBOMs) with it, with
-#   COSIGN_PASSWORD from the environment and no transparency log (--tlog-upload=false); verify
-#   with `cosign verify --key cosign.pub --insecure-ignore-tlog`. --tools: crane, syft, cosign
-#   (default build/release-tools/bin, tests/release/tools/build.sh); helm is $LEASEHOLD_HELM,
-#   else build/realkube/bin/helm, else helm on PATH. --build-dir DIR: the directory holding the
-#   CMake build dirs `release` and `release-arm64` (default build/ here); when they belong to
-#   another checkout (tests/deploy/test_release.py reuses the work tree's build), that
-#   checkout's files (tracked and untracked, not ignored) must be this commit's tree, and the
-#   build is brought up to date there (its binaries then come from exactly these sources).
+#   cosign unless SSL_CERT_FILE is set already). --sign-key: cosign signs the index and attests
+#   each SBOM with it, with COSIGN_PASSWORD from the environment and no transparency log
+#   (--tlog-upload=false); verify with `cosign verify --key cosign.pub --insecure-ignore-tlog`.
+#   Without it the SBOMs are attached unsigned (cosign attach sbom). --tools: crane, syft,
+#   cosign (default build/release-tools/bin, tests/release/tools/build.sh; a release without
+#   cosign is unsigned); helm is $LEASEHOLD_HELM, else build/realkube/bin/helm, else helm on
+#   PATH. --build-dir DIR: the directory holding the CMake build dirs `release` and
+#   `release-arm64` (default build/ here); when they belong to another checkout
+#   (tests/deploy/test_release.py reuses the work tree's build), that checkout's files (tracked
+#   and untracked, not ignored) must be this commit's tree, and the build is brought up to date
+#   there: its binaries then come from exactly these sources.
 # Writes only to OUT, build/release-stage/ and the build dirs (plus Docker's local images).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,9 +44,9 @@ started=$(date +%s)
 
 die() { echo "release: $*" >&2; exit 1; }
 say() { echo "release: $*"; }
-usage() {
-  sed -n '2,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-  exit 2
+usage() {  # the comment above, to stdout
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+  exit 0
 }
 
 version="" registry="" out="" dry_run=0 download_url="" ca_file="" sign_key="" arches=""
@@ -65,7 +67,7 @@ while [ $# -gt 0 ]; do
     *) [ -z "$version" ] || die "one VERSION only (got $version and $1)"; version=$1; shift ;;
   esac
 done
-[ -n "$version" ] || die "no VERSION (usage: scripts/release.sh VERSION --registry HOST[:PORT][/PATH])"
+[ -n "$version" ] || die "no VERSION (scripts/release.sh VERSION --registry HOST[:PORT][/PATH])"
 [ -n "$registry" ] || die "--registry HOST[:PORT][/PATH] is required"
 [[ $registry =~ ^[A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9._/-]+)?$ ]] ||
   die "--registry $registry: not HOST[:PORT][/PATH] (no scheme, lower-case path)"
@@ -79,7 +81,8 @@ build_dir=$(cd "$build_dir" 2>/dev/null && pwd) || die "--build-dir: no director
 if [ -n "$ca_file" ]; then
   [ -f "$ca_file" ] || die "--ca-file $ca_file: no such file"
   ca_file=$(cd "$(dirname "$ca_file")" && pwd)/$(basename "$ca_file")
-  export SSL_CERT_FILE=$ca_file  # Go's crypto/x509 then trusts exactly this CA
+  # Go's crypto/x509 reads SSL_CERT_FILE; one set already (a bundle with this CA) is kept.
+  export SSL_CERT_FILE=${SSL_CERT_FILE:-$ca_file}
 fi
 if [ -n "$sign_key" ]; then
   [ -f "$sign_key" ] || die "--sign-key $sign_key: no such file"
@@ -101,10 +104,14 @@ conf_version=$(setting version)
   die "VERSION $version is not project.conf's version $conf_version (bump project.conf first)"
 grep -qF "## [$version]" <(grep '^## \[' CHANGELOG.md 2>/dev/null) ||
   die "CHANGELOG.md has no '## [$version]' section: add the release's changes first"
-app_version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' charts/leasehold/Chart.yaml)
+chart_field() {  # chart_field KEY: Chart.yaml's top-level KEY, quotes removed
+  sed -n "s/^$1: *\"\{0,1\}\([^\"]*\)\"\{0,1\} *$/\1/p" charts/leasehold/Chart.yaml
+}
+app_version=$(chart_field appVersion)
 [ "$app_version" = "$version" ] ||
-  die "charts/leasehold/Chart.yaml appVersion is '$app_version', not $version (and bump the chart's version)"
-chart_version=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' charts/leasehold/Chart.yaml)
+  die "charts/leasehold/Chart.yaml appVersion is '$app_version', not $version" \
+    "(set it, and bump the chart's version)"
+chart_version=$(chart_field version)
 [ -n "$chart_version" ] || die "charts/leasehold/Chart.yaml has no version"
 home=$(setting home)
 if [ -z "$download_url" ]; then
@@ -134,8 +141,12 @@ crane=$tools/crane syft=$tools/syft cosign=""
 if [ -x "$tools/cosign" ]; then cosign=$tools/cosign; fi
 [ -z "$sign_key" ] || [ -n "$cosign" ] || die "--sign-key given but $tools/cosign is missing"
 helm=${LEASEHOLD_HELM:-}
-[ -n "$helm" ] || { [ -x "$root/build/realkube/bin/helm" ] && helm=$root/build/realkube/bin/helm; } ||
+if [ -z "$helm" ] && [ -x "$root/build/realkube/bin/helm" ]; then
+  helm=$root/build/realkube/bin/helm
+fi
+if [ -z "$helm" ]; then
   helm=$(command -v helm) || die "no helm: set LEASEHOLD_HELM or run tests/realkube/build.sh"
+fi
 
 # Whether REF exists in the registry: 0 yes, 1 no; anything else (unreachable, refused TLS or
 # credentials) stops the release, which cannot then know that it publishes nothing twice.
@@ -165,12 +176,15 @@ if [ "$dry_run" = 1 ]; then
   echo "  $image_ref:$version    (OCI image index of ${arches})"
   if [ -n "$cosign" ]; then
     for a in "${arch_list[@]}"; do
-      echo "  $image_ref:sha256-<$a digest>.$([ -n "$sign_key" ] && echo att || echo sbom)    (SBOM)"
+      kind=sbom
+      [ -z "$sign_key" ] || kind=att
+      echo "  $image_ref:sha256-<$a digest>.$kind    (SBOM)"
     done
     [ -z "$sign_key" ] || echo "  $image_ref:sha256-<index digest>.sig    (signature)"
   fi
   echo "  oci://$registry/charts/leasehold:$chart_version    (chart, image.digest = the index's)"
-  say "dry run: would write to $out: $(printf 'kubectl-leasehold_linux_%s.tar.gz ' "${arch_list[@]}")" \
+  say "dry run: would write to $out:" \
+    "$(printf 'kubectl-leasehold_linux_%s.tar.gz ' "${arch_list[@]}")" \
     "leasehold.yaml (URIs $download_url/...) sha256sums.txt leasehold-$chart_version.tgz" \
     "$(printf "leasehold-$version-linux-%s.spdx.json " "${arch_list[@]}")"
   say "dry run: nothing built, nothing pushed ($(($(date +%s) - started)) s)"
@@ -270,7 +284,8 @@ for a in "${arch_list[@]}"; do
   if [ -n "$cosign" ]; then
     if [ -n "$sign_key" ]; then
       "$cosign" attest --yes --key "$sign_key" --tlog-upload=false --type spdxjson \
-        --predicate "${sbom[$a]}" "$image_ref@${image_digest[$a]}" >/dev/null 2>"$stage/attest.log" ||
+        --predicate "${sbom[$a]}" "$image_ref@${image_digest[$a]}" \
+        >/dev/null 2>"$stage/attest.log" ||
         die "cosign attest failed: $(cat "$stage/attest.log")"
     else
       "$cosign" attach sbom --sbom "${sbom[$a]}" --type spdx \

@@ -47,7 +47,8 @@ from leasehold_testing.paths import ROOT, product_version, project_setting
 
 STEPS = ["refusals", "release", "index", "again", "chart", "krew", "sbom", "cosign"]
 MAX_IMAGE_BYTES = 12 * 1000 * 1000
-DOWNLOAD_URL = "https://downloads.invalid/leasehold/v{version}"  # never fetched: krew gets --archive
+# Never fetched: krew installs from --archive. .invalid: a name that is no one's site.
+DOWNLOAD_URL = "https://downloads.invalid/leasehold/v{version}"
 
 
 def run(cmd, ok=True, timeout=120, **kw):
