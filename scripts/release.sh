@@ -205,6 +205,12 @@ tree_of() {  # tree_of DIR: the git tree of DIR's files (tracked and untracked, 
     rm -f "$idx"
   fi
 }
+logged() {  # logged NAME CMD...: CMD's output into the stage's NAME.log, its tail on failure
+  local name=$1
+  shift
+  "$@" >"$stage/$name.log" 2>&1 || die "$(basename "$1") failed ($stage/$name.log):
+$(tail -n 20 "$stage/$name.log")"
+}
 my_tree=$(git rev-parse 'HEAD^{tree}')
 declare -A bin_dir image_digest image_size image_bytes sbom
 for a in "${arch_list[@]}"; do
@@ -214,8 +220,7 @@ for a in "${arch_list[@]}"; do
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     [ "$build_dir" = "$root/build" ] || die "--build-dir: $dir is not a configured CMake build"
     say "configuring $preset"
-    cmake --preset "$preset" >"$stage/configure-$a.log" 2>&1 ||
-      die "cmake --preset $preset failed: $(tail -n 20 "$stage/configure-$a.log")"
+    logged "configure-$a" cmake --preset "$preset"
   fi
   src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$dir/CMakeCache.txt")
   if [ "$(realpath "$src")" != "$root" ]; then
@@ -225,8 +230,7 @@ for a in "${arch_list[@]}"; do
     say "$preset: reusing the build of $src (its files are this commit's)"
   fi
   say "building $preset (leasehold, kubectl-leasehold)"
-  cmake --build "$dir" --target leasehold kubectl-leasehold >"$stage/build-$a.log" 2>&1 ||
-    die "cmake --build $dir failed: $(tail -n 20 "$stage/build-$a.log")"
+  logged "build-$a" cmake --build "$dir" --target leasehold kubectl-leasehold
   strip="strip"
   [ "$a" = amd64 ] || strip="aarch64-linux-gnu-strip"
   mkdir -p "$stage/$a"
@@ -248,15 +252,14 @@ done
 for a in "${arch_list[@]}"; do
   local_tag=leasehold-release:$version-$a
   say "image linux/$a"
-  "$root/scripts/build-image.sh" --binary "${bin_dir[$a]}/leasehold" --arch "$a" \
-    --tag "$local_tag" --version "$version" >"$stage/image-$a.log" 2>&1 ||
-    die "build-image.sh --arch $a failed: $(tail -n 20 "$stage/image-$a.log")"
+  logged "image-$a" "$root/scripts/build-image.sh" --binary "${bin_dir[$a]}/leasehold" \
+    --arch "$a" --tag "$local_tag" --version "$version"
   image_bytes[$a]=$(docker image inspect -f '{{.Size}}' "$local_tag")
-  docker save -o "$stage/image-$a.tar" "$local_tag"
-  "$crane" push "$stage/image-$a.tar" "$image_ref:$version-$a" >/dev/null
+  logged "save-$a" docker save -o "$stage/image-$a.tar" "$local_tag"
+  logged "push-$a" "$crane" push "$stage/image-$a.tar" "$image_ref:$version-$a"
   rm -f "$stage/image-$a.tar"
   # Docker 20.10 without buildx writes its own architecture into every image's config.
-  "$crane" mutate --set-platform "linux/$a" "$image_ref:$version-$a" >/dev/null
+  logged "platform-$a" "$crane" mutate --set-platform "linux/$a" "$image_ref:$version-$a"
   image_digest[$a]=$("$crane" digest "$image_ref:$version-$a")
   image_size[$a]=$("$crane" manifest "$image_ref@${image_digest[$a]}" |
     jq '[.config.size] + [.layers[].size] | add')
@@ -264,7 +267,7 @@ for a in "${arch_list[@]}"; do
 done
 index_args=()
 for a in "${arch_list[@]}"; do index_args+=(-m "$image_ref@${image_digest[$a]}"); done
-"$crane" index append "${index_args[@]}" -t "$image_ref:$version" >/dev/null
+logged index "$crane" index append "${index_args[@]}" -t "$image_ref:$version"
 index_digest=$("$crane" digest "$image_ref:$version")
 platforms=$("$crane" manifest "$image_ref@$index_digest" |
   jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | join(",")')
@@ -274,8 +277,8 @@ say "pushed the index $image_ref:$version@$index_digest ($platforms)"
 export SYFT_CHECK_FOR_APP_UPDATE=false
 for a in "${arch_list[@]}"; do
   sbom[$a]=$out/leasehold-$version-linux-$a.spdx.json
-  "$syft" scan "registry:$image_ref@${image_digest[$a]}" -q -o "spdx-json=${sbom[$a]}" ||
-    die "syft failed on $image_ref@${image_digest[$a]}"
+  logged "sbom-$a" "$syft" scan "registry:$image_ref@${image_digest[$a]}" \
+    -o "spdx-json=${sbom[$a]}"
   for pattern in '^libc6$' 'ssl' 'yaml-cpp' 'boost'; do
     found=$(jq -r --arg p "$pattern" '.packages[] | select((.name | test($p))
       and (.versionInfo // "") != "") | "\(.name) \(.versionInfo)"' "${sbom[$a]}" | head -n1)
@@ -283,22 +286,19 @@ for a in "${arch_list[@]}"; do
   done
   if [ -n "$cosign" ]; then
     if [ -n "$sign_key" ]; then
-      "$cosign" attest --yes --key "$sign_key" --tlog-upload=false --type spdxjson \
-        --predicate "${sbom[$a]}" "$image_ref@${image_digest[$a]}" \
-        >/dev/null 2>"$stage/attest.log" ||
-        die "cosign attest failed: $(cat "$stage/attest.log")"
+      logged "attest-$a" "$cosign" attest --yes --key "$sign_key" --tlog-upload=false \
+        --type spdxjson --predicate "${sbom[$a]}" "$image_ref@${image_digest[$a]}"
     else
-      "$cosign" attach sbom --sbom "${sbom[$a]}" --type spdx \
-        "$image_ref@${image_digest[$a]}" >/dev/null 2>"$stage/attach.log" ||
-        die "cosign attach sbom failed: $(cat "$stage/attach.log")"
+      logged "attach-$a" "$cosign" attach sbom --sbom "${sbom[$a]}" --type spdx \
+        "$image_ref@${image_digest[$a]}"
     fi
   fi
 done
 signed="no (no --sign-key)"
 [ -n "$cosign" ] || signed="no (cosign not built)"
 if [ -n "$sign_key" ]; then
-  "$cosign" sign --yes --key "$sign_key" --tlog-upload=false "$image_ref@$index_digest" \
-    >/dev/null 2>"$stage/sign.log" || die "cosign sign failed: $(cat "$stage/sign.log")"
+  logged sign "$cosign" sign --yes --key "$sign_key" --tlog-upload=false \
+    "$image_ref@$index_digest"
   signed="yes, $image_ref@$index_digest with $sign_key (no transparency log)"
 fi
 
@@ -320,20 +320,20 @@ export HELM_CACHE_HOME=$helm_home/cache HELM_DATA_HOME=$helm_home/data
 export HELM_CONFIG_HOME=$helm_home/config
 user_registry_config=${XDG_CONFIG_HOME:-$HOME/.config}/helm/registry/config.json
 if [ -f "$user_registry_config" ]; then export HELM_REGISTRY_CONFIG=$user_registry_config; fi
-"$helm" lint --strict "$chart" >"$stage/lint.log" 2>&1 || die "helm lint: $(cat "$stage/lint.log")"
-"$helm" package "$chart" -d "$out" >/dev/null
+logged lint "$helm" lint --strict "$chart"
+logged package "$helm" package "$chart" -d "$out"
 chart_tgz=$out/leasehold-$chart_version.tgz
 helm_push=("$helm" push "$chart_tgz" "oci://$registry/charts")
 [ -z "$ca_file" ] || helm_push+=(--ca-file "$ca_file")
-"${helm_push[@]}" >"$stage/push.log" 2>&1 || die "helm push: $(cat "$stage/push.log")"
-chart_digest=$(sed -n 's/^Digest: //p' "$stage/push.log")
+logged push-chart "${helm_push[@]}"
+chart_digest=$(sed -n 's/^Digest: //p' "$stage/push-chart.log")
 say "pushed the chart oci://$chart_repo:$chart_version@$chart_digest"
 
 # ---- kubectl plugin: an archive per architecture, the krew manifest, checksums.
 rm -f "$out"/kubectl-leasehold_linux_*.tar.gz
 for a in "${arch_list[@]}"; do
-  "$root/scripts/krew-package.sh" --arch "$a" --version "$version" \
-    --download-url "$download_url" "${bin_dir[$a]}/kubectl-leasehold" "$out" >/dev/null
+  logged "krew-$a" "$root/scripts/krew-package.sh" --arch "$a" --version "$version" \
+    --download-url "$download_url" "${bin_dir[$a]}/kubectl-leasehold" "$out"
 done
 (cd "$out" && sha256sum kubectl-leasehold_linux_*.tar.gz leasehold-*.tgz leasehold-*.spdx.json \
   leasehold.yaml >sha256sums.txt)
