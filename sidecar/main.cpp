@@ -3,7 +3,8 @@
 // (app/ShardProcess) or for an etcd election (app/EtcdProcess), which wire the event loop,
 // the Sidecars, the servers and the signals. Exit status: 0 after a clean shutdown (run mode: the
 // command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
-// (docs/design.md, "Exit codes").
+// (docs/design.md, "Exit codes"). `leasehold copy-self DEST` (install/CopySelfCommand.h) copies
+// the binary and exits, before anything else is read.
 #include <signal.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "cluster/RestConfigLoader.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
+#include "install/CopySelfCommand.h"
 #include "runtime/WatchTimeoutHook.h"
 #include "supervise/WatchdogOrder.h"
 #include "supervise/WatchdogProcess.h"
@@ -64,6 +66,9 @@ int main(int argc, char** argv) {
   // Run mode's watchdog is this binary executed again: nothing else may run first.
   if (lh::supervise::WatchdogProcess::invoked(argc, argv)) {
     lh::supervise::WatchdogProcess::run(lh::supervise::kWatchdogOrderFd);
+  }
+  if (lh::install::CopySelfCommand::invoked(argc, argv)) {
+    return lh::install::CopySelfCommand::run({argv + 2, argv + argc}, std::cout, std::cerr);
   }
   ::signal(SIGPIPE, SIG_IGN);
   const auto env = lh::config::ConfigLoader::processEnvironment();

@@ -638,7 +638,8 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
       "flag and the leasehold flag it stands for may both be given only with the same value. "
       "Long flags may also be written with one dash, as Go programs accept (-election=NAME). "
       "Run mode, leasehold run [flags] -- CMD [ARGS...], runs CMD only while this replica "
-      "leads and stops it before another replica may lead.");
+      "leads and stops it before another replica may lead. leasehold copy-self DEST copies this "
+      "binary to DEST (run mode's init container; leasehold copy-self --help).");
 
   std::map<std::string, std::string> flagText;
   std::map<std::string, bool> flagBoolean;

@@ -32,10 +32,12 @@ shell      shellcheck on the shell scripts inside the chart's and the manifests'
 yamllint   yamllint --strict on every plain YAML file of the chart, manifests/ and examples/,
            and on every variant's `helm template --output-dir` files.
 runmode    runMode.enabled renders the example Deployment under `leasehold run`: an init
-           container copies the binary from the leasehold image into an emptyDir, the app
+           container runs `/usr/local/bin/leasehold copy-self /leasehold/leasehold` (the image
+           has no shell and no cp) to copy the binary into an emptyDir, the app
            container's command is `/leasehold/leasehold run <flags> -- <command>`, no sidecar,
            Downward API env and probes on the app container, the same Role; lint --strict and
-           yamllint pass; the binary accepts the command (with --sidecar); bad run-mode values
+           yamllint pass; the binary accepts the command and its copy-self, run as the init
+           container's command, copies it (with --sidecar); bad run-mode values
            (restart: sometimes, ...) are refused by the schema.
 
 Why ~820 lines in one file: nine checks of one chart that share its variants (VARIANTS, which
@@ -667,6 +669,7 @@ RUN_MODE_BAD_VALUES = {
     "unknown run mode key": ({"runMode": {"graceKill": "3s"}}, "graceKill"),
 }
 BIN_DIR = "/leasehold"
+IMAGE_BINARY = "/usr/local/bin/leasehold"  # the Dockerfile's path of the binary
 
 
 def run_mode_command(values):
@@ -699,11 +702,12 @@ def check_run_mode_pod(spec, values):
     image = f"{values['image']['repository']}:{values['image']['tag']}"
     check(copy_c["image"] == image and "restartPolicy" not in copy_c,
           f"run mode: the copy init container runs once from the leasehold image: {copy_c}")
-    check(copy_c["command"] == ["cp", "/usr/local/bin/leasehold", f"{BIN_DIR}/leasehold"],
+    # The image has no shell and no cp (FROM scratch): the binary copies itself.
+    check(copy_c["command"] == [IMAGE_BINARY, "copy-self", f"{BIN_DIR}/leasehold"],
           f"run mode: copy command {copy_c['command']}")
-    check("COPY --from=build /out/leasehold /usr/local/bin/leasehold"
+    check(f"COPY --from=build /out/leasehold /rootfs{IMAGE_BINARY}"
           in (ROOT / "Dockerfile").read_text(), "the Dockerfile no longer installs the binary "
-                                               "at /usr/local/bin/leasehold")
+                                               f"at {IMAGE_BINARY}")
     volumes = {v["name"]: v for v in spec["volumes"]}
     (copy_mount,) = copy_c["volumeMounts"]
     check(copy_mount == {"name": "leasehold-bin", "mountPath": BIN_DIR}
@@ -770,10 +774,14 @@ def check_runmode(helm, args):
             if args.sidecar:
                 app = objs[("Deployment", name)]["spec"]["template"]["spec"]["containers"][0]
                 check_run_flags(args.sidecar, app["command"], values, tmp)
+                copy_c = objs[("Deployment", name)]["spec"]["template"]["spec"][
+                    "initContainers"][0]
+                check_copy_command(args.sidecar, copy_c["command"], tmp / slug(what))
             print(f"ok: render {what}: copy init container, emptyDir, "
                   f"{' '.join(c for c in run_mode_command(values) if c.startswith('--'))}, "
                   f"no sidecar, same Role; lint --strict, yamllint"
-                  + (", leasehold accepts the command" if args.sidecar else ""))
+                  + (", leasehold accepts the command and copy-self copies it"
+                     if args.sidecar else ""))
     for what, (override, key) in RUN_MODE_BAD_VALUES.items():
         errors = jsonschema_errors(deep_merge(base, override), schema)
         check(errors and any(key in e for e in errors),
@@ -802,6 +810,20 @@ def check_run_flags(binary, command, values, tmp):
           and (not rm["killGrace"] or got[2] == rm["killGrace"])
           and (not rm["drainTimeout"] or got[3] == rm["drainTimeout"]),
           f"run-mode configuration {got} does not match {rm}")
+
+
+def check_copy_command(binary, command, tmp):
+    """The init container's command, run with this build's binary in place of the image's
+    (BIN_DIR made a directory of TMP): DEST holds the same bytes, mode 0755."""
+    check(command[0] == IMAGE_BINARY and command[2].startswith(BIN_DIR + "/"),
+          f"run mode: copy command {command}")
+    dest = Path(tmp) / "bin" / command[2][len(BIN_DIR) + 1:]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    argv = [str(binary), *command[1:2], str(dest)]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=10, env={})
+    check(r.returncode == 0, f"`{' '.join(argv)}` exited {r.returncode}: {r.stderr.strip()}")
+    check(dest.read_bytes() == Path(binary).read_bytes() and dest.stat().st_mode & 0o7777 == 0o755,
+          f"{dest} is not the binary with mode 0755")
 
 
 CHECKS = {"lint": check_lint, "subchart": check_subchart, "shell": check_shell,

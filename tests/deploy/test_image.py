@@ -7,13 +7,16 @@ sidecar, against the real kube-apiserver (tests/realkube), in-cluster.
 Image: without --image, scripts/make-base-images.sh makes debian:bookworm and
 debian:bookworm-slim if they are missing (no registry to pull from), then `docker build` of
 the Dockerfile (cached layers make it quick when nothing changed) as leasehold:test. With
---binary PATH (the gate's deploy.image: this build's release binary), only the Dockerfile's
-runtime stage is built, verbatim but for its `COPY --from=build` of the binary, which copies
-PATH (stripped, as the build stage installs it) instead: the build stage would compile the
-sidecar a third time, about 500 CPU-seconds after every change to sidecar/ (the full suite's
-deploy.image_dockerfile builds the whole Dockerfile). Prints the image's size over its base
-(`docker image inspect`), which must be the base's layers plus less than
-test_dockerfile.GOAL_MB.
+--binary PATH (the gate's deploy.image: this build's release binary), scripts/build-image.sh
+builds the Dockerfile's rootfs and runtime stages with PATH (the one recipe of the runtime image,
+also the node tests' and the release's): the build stage would compile the sidecar a third
+time, about 500 CPU-seconds after every change to sidecar/ (the full suite's
+deploy.image_dockerfile builds the whole Dockerfile). The image (FROM scratch) is then checked
+from `docker save`: at most test_dockerfile.GOAL_MB uncompressed (`docker image inspect`), its
+files exactly the binary, the shared objects `ldd` names for it, /etc/passwd and /etc/group
+with 65532, glibc's copyright and the dpkg status entries (libc6 and the statically linked
+-dev packages: `build-image.sh --write-status`); no shell (`--entrypoint /bin/sh` fails: no
+such file); `--version` prints project.conf's version, as the version label does.
 
 Pod spec: `helm template charts/leasehold` (real helm, leasehold_testing.helm) gives the
 sidecar container of the example Deployment. Every field that Docker can express is
@@ -69,6 +72,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -79,11 +83,14 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import ControlPlane, Failure, check, http_get, log, wait_for  # noqa: E402
 from leasehold_testing.helm import Helm, HelmError, HelmMissing  # noqa: E402
-from leasehold_testing.paths import ROOT  # noqa: E402
-from test_dockerfile import GOAL_MB, runtime_stage  # noqa: E402
+from leasehold_testing.paths import ROOT, product_version  # noqa: E402
+from test_dockerfile import GOAL_BYTES, GOAL_MB, ldd_paths  # noqa: E402
 
 MAKE_BASE = ROOT / "scripts/make-base-images.sh"
-BASE = "debian:bookworm-slim"
+BUILD_IMAGE = ROOT / "scripts/build-image.sh"
+# The files of the image besides the shared objects and the status entries of linked packages.
+IMAGE_FILES = {"usr/local/bin/leasehold", "etc/passwd", "etc/group",
+               "usr/share/doc/libc6/copyright", "var/lib/dpkg/status.d/libc6"}
 DEFAULT_IMAGE = "leasehold:test"
 NS = "lh-image"
 RELEASE = "leasehold"
@@ -125,48 +132,57 @@ def millicpu(q):
 
 # --- the image --------------------------------------------------------------------------------
 
-def image_size(name):
-    info = json.loads(docker("image", "inspect", name).stdout)[0]
-    return info["Size"], info["RootFS"]["Layers"], info["Config"]
-
-
 def build_image(name, binary=None):
     t0 = time.monotonic()
     r = run(["bash", MAKE_BASE], timeout=1200)
     log(f"base images: {r.stdout.strip().splitlines()[-1]} ({time.monotonic() - t0:.0f}s)")
     t0 = time.monotonic()
-    context = ROOT
-    dockerfile = []
+    created = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
     if binary is not None:
-        # A context of two files: the runtime stage and the stripped binary.
-        context = Path(tempfile.mkdtemp(prefix="leasehold-image-context-"))
-        run(["install", "-s", "-m", "0755", binary, context / "leasehold"])
-        (context / "Dockerfile").write_text(
-            runtime_stage((ROOT / "Dockerfile").read_text(), "leasehold"))
-        dockerfile = ["-f", context / "Dockerfile"]
+        argv = ["bash", BUILD_IMAGE, "--binary", binary, "--tag", name, "--created", created]
+    else:
+        argv = ["docker", "build", "-t", name, "--build-arg", f"CREATED={created}", ROOT]
     with tempfile.NamedTemporaryFile("w+", prefix="leasehold-docker-build-", suffix=".log") as f:
-        p = subprocess.run(["nice", "-n", "10", "docker", "build", "-t", name, *dockerfile,
-                            "--build-arg", f"CREATED={time.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-                            str(context)], stdout=f, stderr=subprocess.STDOUT, timeout=2400)
-        if context != ROOT:
-            shutil.rmtree(context, ignore_errors=True)
+        p = subprocess.run(["nice", "-n", "10", *map(str, argv)], stdout=f,
+                           stderr=subprocess.STDOUT, timeout=2400)
         if p.returncode != 0:
             f.seek(0)
             tail = "\n".join(f.read().splitlines()[-40:])
-            raise Failure(f"docker build exited {p.returncode}:\n{tail}")
-    what = f"the runtime stage with {binary}" if binary else "the Dockerfile"
-    log(f"docker build -t {name} ({what}): {time.monotonic() - t0:.0f}s")
+            raise Failure(f"{' '.join(map(str, argv[:2]))} exited {p.returncode}:\n{tail}")
+    what = f"scripts/build-image.sh --binary {binary}" if binary else "the Dockerfile"
+    log(f"image {name} ({what}): {time.monotonic() - t0:.0f}s")
 
 
-def check_image(name, pod_user):
-    size, layers, config = image_size(name)
-    base_size, base_layers, _ = image_size(BASE)
-    check(layers[:len(base_layers)] == base_layers,
-          f"{name} is not built on the local {BASE} (its first layers differ)")
-    added = size - base_size
-    log(f"image {name}: {size} bytes, {added} bytes ({added / 2**20:.2f} MiB) over {BASE} "
-        f"({len(layers) - len(base_layers)} layers added)")
-    check(added < GOAL_MB * 2**20, f"{added / 2**20:.1f} MiB over the base, goal {GOAL_MB} MiB")
+def image_files(name, workdir):
+    """{path: bytes} of the regular files in NAME's layers (`docker save`), and the other
+    entries (directories apart) as {path: kind}."""
+    archive = workdir / "image.tar"
+    with open(archive, "wb") as out:
+        p = subprocess.run(["docker", "save", name], stdout=out, stderr=subprocess.PIPE,
+                           timeout=300)
+    check(p.returncode == 0, f"docker save {name}: {p.stderr.decode().strip()}")
+    files, others = {}, {}
+    with tarfile.open(archive) as saved:
+        manifest = json.load(saved.extractfile("manifest.json"))
+        check(len(manifest) == 1, f"docker save {name}: {len(manifest)} images")
+        for layer in manifest[0]["Layers"]:
+            with tarfile.open(fileobj=saved.extractfile(layer)) as tar:
+                for m in tar:
+                    path = m.name.removeprefix("./").rstrip("/")
+                    if m.isfile():
+                        files[path] = tar.extractfile(m).read()
+                    elif not m.isdir():
+                        others[path] = "link" if m.issym() or m.islnk() else "special"
+    archive.unlink()
+    return files, others
+
+
+def check_image(name, pod_user, workdir):
+    info = json.loads(docker("image", "inspect", name).stdout)[0]
+    size, config = info["Size"], info["Config"]
+    log(f"image {name}: {size} bytes ({size / 1e6:.2f} MB) uncompressed, "
+        f"{len(info['RootFS']['Layers'])} layer(s)")
+    check(size <= GOAL_BYTES, f"{size / 1e6:.1f} MB, goal at most {GOAL_MB:.0f} MB")
     check(config.get("Entrypoint") == ["/usr/local/bin/leasehold"],
           f"ENTRYPOINT {config.get('Entrypoint')}")
     uid = str(config.get("User", "")).split(":")[0]
@@ -174,7 +190,57 @@ def check_image(name, pod_user):
           f"image USER {config.get('User')!r} is not a numeric non-root user (runAsNonRoot)")
     check(pod_user is None or int(uid) == pod_user,
           f"image USER {uid}, the chart runs as {pod_user}")
-    return added
+    version = product_version()
+    labels = config.get("Labels") or {}
+    check(labels.get("org.opencontainers.image.version") == version,
+          f"version label {labels.get('org.opencontainers.image.version')}, project.conf "
+          f"{version}")
+
+    # No shell: nothing in the chart may need one, and nothing can be run in it but leasehold.
+    sh = docker("run", "--rm", "--entrypoint", "/bin/sh", name, "-c", "true", ok=False)
+    said = (sh.stdout + sh.stderr).strip()
+    check(sh.returncode != 0 and "no such file" in said.lower(),
+          f"--entrypoint /bin/sh: exit {sh.returncode}, {said[-300:]}")
+    r = docker("run", "--rm", name, "--version", ok=False)
+    check(r.returncode == 0 and r.stdout == f"leasehold {version}\n",
+          f"--version: exit {r.returncode}, {r.stdout!r} {r.stderr.strip()}")
+    log(f"no shell (--entrypoint /bin/sh: exit {sh.returncode}, {said[-80:]!r}); --version: "
+        f"leasehold {version}")
+
+    files, others = image_files(name, workdir)
+    check(not others, f"the image holds links or special files: {others}")
+    binary = workdir / "leasehold-from-image"
+    binary.write_bytes(files["usr/local/bin/leasehold"])
+    binary.chmod(0o755)
+    shared = {p.lstrip("/") for p in ldd_paths(binary)}
+    status_dir = workdir / "status.d"
+    run(["bash", BUILD_IMAGE, "--write-status", status_dir])
+    linked = {f"var/lib/dpkg/status.d/{p.name}" for p in status_dir.iterdir()}
+    want = IMAGE_FILES | shared | linked
+    check(set(files) == want, f"the image's files differ: extra {sorted(set(files) - want)}, "
+                              f"missing {sorted(want - set(files))}")
+    for path in shared:
+        check(files[path] == Path("/" + path).resolve().read_bytes(),
+              f"/{path} in the image is not this machine's (ldd's) file")
+    passwd = files["etc/passwd"].decode()
+    group = files["etc/group"].decode()
+    check(re.search(r"^nonroot:x:65532:65532:", passwd, re.M)
+          and re.search(r"^nonroot:x:65532:", group, re.M),
+          f"/etc/passwd and /etc/group need 65532 (nonroot):\n{passwd}{group}")
+    for path in linked | {"var/lib/dpkg/status.d/libc6"}:
+        entry = files[path].decode()
+        package = path.rsplit("/", 1)[1]
+        check(re.search(rf"^Package: {re.escape(package)}$", entry, re.M)
+              and re.search(r"^Version: \S+$", entry, re.M),
+              f"/{path} is not a dpkg status entry of {package}:\n{entry[:300]}")
+    check(b"GNU" in files["usr/share/doc/libc6/copyright"], "glibc's copyright file is empty")
+    versions = {p.rsplit("/", 1)[1]: re.search(r"^Version: (\S+)$", files[p].decode(),
+                                               re.M).group(1)
+                for p in sorted(linked | {"var/lib/dpkg/status.d/libc6"})}
+    log(f"files: {len(files)}, {sum(map(len, files.values()))} bytes: " +
+        " ".join(f"/{p}" for p in sorted(files)))
+    log("status.d: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    return size
 
 
 # --- the pod spec -----------------------------------------------------------------------------
@@ -612,7 +678,7 @@ def main():
                            namespace=NS)
         spec = PodSpec(docs)
         check(spec.c["image"] == image, f"the chart renders image {spec.c['image']}")
-        added = check_image(image, spec.security.get("runAsUser"))
+        size = check_image(image, spec.security.get("runAsUser"), workdir)
         log(f"pod spec: args {' '.join(spec.args)}")
         log(f"docker run flags: {' '.join(spec.run_flags())}")
 
@@ -635,8 +701,8 @@ def main():
             ", ".join(f"{c.name} ({c.pod_name}, {c.ip})" for c in containers))
         times = scenario(cp, spec, containers)
         audit(cp, spec, containers)
-        log(f"PASS in {time.monotonic() - t_start:.0f}s: image {added / 2**20:.2f} MiB over "
-            f"{BASE}; failover {times['failover']:.1f}s, handover {times['handover']:.2f}s")
+        log(f"PASS in {time.monotonic() - t_start:.0f}s: image {size / 1e6:.2f} MB; "
+            f"failover {times['failover']:.1f}s, handover {times['handover']:.2f}s")
         return 0
     except (Failure, HelmError, HelmMissing, subprocess.TimeoutExpired) as e:
         log(f"FAIL: {e}")

@@ -174,13 +174,15 @@ readinessProbe:
 
 {{/*
 Run mode (runMode.enabled): an init container from the leasehold image copies the binary
-(/usr/local/bin/leasehold in the Dockerfile) into the emptyDir leasehold-bin.
+(/usr/local/bin/leasehold in the Dockerfile) into the emptyDir leasehold-bin. The binary copies
+itself (`leasehold copy-self DEST`: temporary file, fsync, rename): the image is FROM scratch,
+with no shell and no cp.
 */}}
 {{- define "leasehold.runModeCopy" -}}
 - name: leasehold-copy
   image: {{ include "leasehold.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
-  command: ["cp", "/usr/local/bin/leasehold", "/leasehold/leasehold"]
+  command: ["/usr/local/bin/leasehold", "copy-self", "/leasehold/leasehold"]
   resources:
     {{- toYaml .Values.resources | nindent 4 }}
   securityContext:
