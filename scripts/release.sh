@@ -99,6 +99,8 @@ dirty=$(git status --porcelain)
 [ -z "$dirty" ] || die "the tree is dirty; commit or stash first:
 $(head -n 10 <<<"$dirty")"
 commit=$(git rev-parse HEAD)
+# The image's creation label: the commit's time, so that it says which sources, not when built.
+created=$(TZ=UTC git show -s --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ HEAD)
 conf_version=$(setting version)
 [ "$version" = "$conf_version" ] ||
   die "VERSION $version is not project.conf's version $conf_version (bump project.conf first)"
@@ -253,7 +255,7 @@ for a in "${arch_list[@]}"; do
   local_tag=leasehold-release:$version-$a
   say "image linux/$a"
   logged "image-$a" "$root/scripts/build-image.sh" --binary "${bin_dir[$a]}/leasehold" \
-    --arch "$a" --tag "$local_tag" --version "$version"
+    --arch "$a" --tag "$local_tag" --version "$version" --revision "$commit" --created "$created"
   image_bytes[$a]=$(docker image inspect -f '{{.Size}}' "$local_tag")
   logged "save-$a" docker save -o "$stage/image-$a.tar" "$local_tag"
   logged "push-$a" "$crane" push "$stage/image-$a.tar" "$image_ref:$version-$a"
