@@ -25,8 +25,8 @@
 #
 # --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
 #   installed. --dry-run: every check above, then the refs it would push; builds and pushes
-#   nothing. --ca-file: the registry's CA (helm --ca-file; SSL_CERT_FILE for crane, syft and
-#   cosign unless SSL_CERT_FILE is set already). --sign-key: cosign signs the index and attests
+#   nothing. --ca-file: the registry's CA (helm --ca-file; for crane, syft and cosign added to
+#   the CAs of SSL_CERT_FILE or the system's). --sign-key: cosign signs the index and attests
 #   each SBOM with it, with COSIGN_PASSWORD from the environment and no transparency log
 #   (--tlog-upload=false); verify with `cosign verify --key cosign.pub --insecure-ignore-tlog`.
 #   Without it the SBOMs are attached unsigned (cosign attach sbom). --tools: crane, syft,
@@ -81,8 +81,12 @@ build_dir=$(cd "$build_dir" 2>/dev/null && pwd) || die "--build-dir: no director
 if [ -n "$ca_file" ]; then
   [ -f "$ca_file" ] || die "--ca-file $ca_file: no such file"
   ca_file=$(cd "$(dirname "$ca_file")" && pwd)/$(basename "$ca_file")
-  # Go's crypto/x509 reads SSL_CERT_FILE; one set already (a bundle with this CA) is kept.
-  export SSL_CERT_FILE=${SSL_CERT_FILE:-$ca_file}
+  # Go's crypto/x509 reads SSL_CERT_FILE: the CAs trusted so far plus this one.
+  mkdir -p "$root/build/release-stage"
+  cat "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$ca_file" \
+    >"$root/build/release-stage/ca-bundle.crt" 2>/dev/null || cat "$ca_file" \
+    >"$root/build/release-stage/ca-bundle.crt"
+  export SSL_CERT_FILE=$root/build/release-stage/ca-bundle.crt
 fi
 if [ -n "$sign_key" ]; then
   [ -f "$sign_key" ] || die "--sign-key $sign_key: no such file"
