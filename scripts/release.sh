@@ -189,10 +189,12 @@ if [ "$dry_run" = 1 ]; then
     [ -z "$sign_key" ] || echo "  $image_ref:sha256-<index digest>.sig    (signature)"
   fi
   echo "  oci://$registry/charts/leasehold:$chart_version    (chart, image.digest = the index's)"
-  say "dry run: would write to $out:" \
-    "$(printf 'kubectl-leasehold_linux_%s.tar.gz ' "${arch_list[@]}")" \
-    "leasehold.yaml (URIs $download_url/...) sha256sums.txt leasehold-$chart_version.tgz" \
-    "$(printf "leasehold-$version-linux-%s.spdx.json " "${arch_list[@]}")"
+  files=()
+  for a in "${arch_list[@]}"; do
+    files+=("kubectl-leasehold_linux_$a.tar.gz" "leasehold-$version-linux-$a.spdx.json")
+  done
+  files+=(leasehold.yaml sha256sums.txt "leasehold-$chart_version.tgz" release.txt)
+  say "dry run: would write to $out: ${files[*]}; krew URIs under $download_url"
   say "dry run: nothing built, nothing pushed ($(($(date +%s) - started)) s)"
   exit 0
 fi
