@@ -41,6 +41,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 started=$(date +%s)
+caller_dir=$PWD
 
 die() { echo "release: $*" >&2; exit 1; }
 say() { echo "release: $*"; }
@@ -90,6 +91,7 @@ if [ -n "$ca_file" ]; then
 fi
 if [ -n "$sign_key" ]; then
   [ -f "$sign_key" ] || die "--sign-key $sign_key: no such file"
+  sign_key=$(cd "$(dirname "$sign_key")" && pwd)/$(basename "$sign_key")
 fi
 
 setting() {  # setting KEY: project.conf's value
@@ -140,6 +142,8 @@ done
 [ "${arch_list[0]}" = amd64 ] || [[ ,$arches, == *,amd64,* ]] ||
   die "--arch $arches: amd64 is always released (the SBOM check and the tests use it)"
 
+tools=$(cd "$caller_dir" && cd "$tools" 2>/dev/null && pwd) ||
+  die "--tools: no directory $tools (tests/release/tools/build.sh makes build/release-tools/bin)"
 for t in crane syft; do
   [ -x "$tools/$t" ] || die "$tools/$t missing: run tests/release/tools/build.sh (or --tools DIR)"
 done

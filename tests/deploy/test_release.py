@@ -349,8 +349,10 @@ def main():
         steps = {"refusals": rel.refusals, "release": rel.release_step, "index": rel.index,
                  "again": rel.again, "chart": rel.chart, "krew": rel.krew, "sbom": rel.sbom,
                  "cosign": rel.cosign}
-        wanted = ["refusals", "release"] + [s for s in args.steps if s not in
-                                            ("refusals", "release")]
+        # The clone (refusals) and the release come first whenever a later step is asked for.
+        later = [s for s in args.steps if s not in ("refusals", "release")]
+        wanted = [s for s in STEPS if s in args.steps or s == "refusals"
+                  or (s == "release" and later)]
         return run_steps(wanted, lambda name: steps[name]())
     finally:
         if rel.registry:
