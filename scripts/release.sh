@@ -24,8 +24,8 @@
 # download URL that cannot be known (project.conf's home empty and no --download-url).
 #
 # --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
-#   installed. --dry-run: every check above, then the refs it would push; builds and pushes
-#   nothing. --ca-file: the registry's CA (helm --ca-file; for crane, syft and cosign added to
+#   installed and CMakePresets.json has `release-arm64`. --dry-run: every check above, then
+#   the refs it would push; builds and pushes nothing. --ca-file: the registry's CA (helm --ca-file; for crane, syft and cosign added to
 #   the CAs of SSL_CERT_FILE or the system's). --sign-key: cosign signs the index and attests
 #   each SBOM with it, with COSIGN_PASSWORD from the environment and no transparency log
 #   (--tlog-upload=false); verify with `cosign verify --key cosign.pub --insecure-ignore-tlog`.
@@ -132,8 +132,12 @@ download_url=${download_url%/}
 
 if [ -z "$arches" ]; then
   arches=amd64
-  if command -v aarch64-linux-gnu-g++ >/dev/null; then arches=amd64,arm64; fi
-  say "architectures: $arches (arm64 needs aarch64-linux-gnu-g++; --arch chooses)"
+  if command -v aarch64-linux-gnu-g++ >/dev/null &&
+    grep -q '"name": *"release-arm64"' CMakePresets.json; then
+    arches=amd64,arm64
+  fi
+  say "architectures: $arches (arm64 needs aarch64-linux-gnu-g++ and the release-arm64" \
+    "preset; --arch chooses)"
 fi
 IFS=, read -r -a arch_list <<<"$arches"
 for a in "${arch_list[@]}"; do
