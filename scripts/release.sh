@@ -25,11 +25,11 @@
 #
 # --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
 #   installed and CMakePresets.json has `release-arm64`. --dry-run: every check above, then
-#   the refs it would push; builds and pushes nothing. --ca-file: the registry's CA (helm --ca-file; for crane, syft and cosign added to
-#   the CAs of SSL_CERT_FILE or the system's). --sign-key: cosign signs the index and attests
-#   each SBOM with it, with COSIGN_PASSWORD from the environment and no transparency log
-#   (--tlog-upload=false); verify with `cosign verify --key cosign.pub --insecure-ignore-tlog`.
-#   Without it the SBOMs are attached unsigned (cosign attach sbom). --tools: crane, syft,
+#   the refs it would push; builds and pushes nothing. --ca-file: the registry's CA (helm
+#   --ca-file; for crane, syft and cosign added to the CAs of SSL_CERT_FILE or the system's).
+#   --sign-key: cosign signs the index and attests each SBOM with it, with COSIGN_PASSWORD
+#   from the environment and no transparency log (--tlog-upload=false); verify with
+#   `cosign verify --key cosign.pub --insecure-ignore-tlog REF`. Without it the SBOMs are attached unsigned (cosign attach sbom). --tools: crane, syft,
 #   cosign (default build/release-tools/bin, tests/release/tools/build.sh; a release without
 #   cosign is unsigned); helm is $LEASEHOLD_HELM, else build/realkube/bin/helm, else helm on
 #   PATH. --build-dir DIR: the directory holding the CMake build dirs `release` and
