@@ -24,19 +24,22 @@
 # download URL that cannot be known (project.conf's home empty and no --download-url).
 #
 # --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
-#   installed and CMakePresets.json has `release-arm64`. --dry-run: every check above, then
-#   the refs it would push; builds and pushes nothing. --ca-file: the registry's CA (helm
-#   --ca-file; for crane, syft and cosign added to the CAs of SSL_CERT_FILE or the system's).
-#   --sign-key: cosign signs the index and attests each SBOM with it, with COSIGN_PASSWORD
-#   from the environment and no transparency log (--tlog-upload=false); verify with
-#   `cosign verify --key cosign.pub --insecure-ignore-tlog REF`. Without it the SBOMs are attached unsigned (cosign attach sbom). --tools: crane, syft,
-#   cosign (default build/release-tools/bin, tests/release/tools/build.sh; a release without
-#   cosign is unsigned); helm is $LEASEHOLD_HELM, else build/realkube/bin/helm, else helm on
-#   PATH. --build-dir DIR: the directory holding the CMake build dirs `release` and
-#   `release-arm64` (default build/ here); when they belong to another checkout
-#   (tests/deploy/test_release.py reuses the work tree's build), that checkout's files (tracked
-#   and untracked, not ignored) must be this commit's tree, and the build is brought up to date
-#   there: its binaries then come from exactly these sources.
+#   installed and CMakePresets.json has `release-arm64`.
+# --dry-run: every check above, then the refs it would push; builds and pushes nothing.
+# --ca-file: the registry's CA (helm --ca-file; for crane, syft and cosign added to the CAs of
+#   SSL_CERT_FILE or the system's).
+# --sign-key: cosign signs the index and attests each SBOM with it, with COSIGN_PASSWORD from
+#   the environment and no transparency log (--tlog-upload=false); verify with
+#   `cosign verify --key cosign.pub --insecure-ignore-tlog REF`. Without it the SBOMs are
+#   attached unsigned (cosign attach sbom).
+# --tools: crane, syft, cosign (default build/release-tools/bin, made by
+#   tests/release/tools/build.sh; without cosign the release is unsigned and carries no
+#   SBOM in the registry). helm: $LEASEHOLD_HELM, else build/realkube/bin/helm, else PATH's.
+# --build-dir DIR: the directory holding the CMake build dirs `release` and `release-arm64`
+#   (default build/ here). When they belong to another checkout (tests/deploy/test_release.py
+#   reuses the work tree's build), that checkout's files (tracked and untracked, not ignored)
+#   must be this commit's tree, and the build is brought up to date there: its binaries then
+#   come from exactly these sources.
 # Writes only to OUT, build/release-stage/ and the build dirs (plus Docker's local images).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
