@@ -68,7 +68,9 @@ def git(repo, *args, **kw):
 def clone_as_is(dest):
     """A clone of ROOT's HEAD plus its uncommitted and untracked (not ignored) files, committed:
     the tree as it is, clean. Returns whether anything beyond HEAD was carried over."""
-    git(ROOT.parent, "clone", "--quiet", ROOT, dest)
+    head = git(ROOT, "rev-parse", "HEAD").stdout.strip()
+    git(ROOT.parent, "clone", "--quiet", "--no-checkout", ROOT, dest)
+    git(dest, "checkout", "--quiet", "--detach", head)
     listed = run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
                   "--exclude-standard"]).stdout.split("\0")
     for name in filter(None, listed):
