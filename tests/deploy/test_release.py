@@ -14,7 +14,8 @@ is the tree as it is and clean):
              when that build exists: the log says which), each image's config says its
              platform; the amd64 image is at most 12 MB unpacked; `docker run
              REGISTRY/leasehold@DIGEST --version` prints VERSION;
-  again      a second release of the same version is refused as already published;
+  again      a second release of the same version is refused as already published, and so
+             is a new version whose chart version was published already;
   chart      `helm pull oci://REGISTRY/charts/leasehold --version X`: appVersion VERSION,
              values image.repository/tag/digest = the registry's, the index digest;
   krew       krew's validate-krew-manifest accepts OUT/leasehold.yaml (a platform per arch,
@@ -244,6 +245,21 @@ class Release:
     def again(self):
         self.released()
         self.refused("already published", "already published", "--arch", ",".join(self.arches))
+        # A new version with the chart's version unchanged: the chart is what was published.
+        bumped = f"{self.version}-next.1"
+        for name, old, new in [("project.conf", f"version={self.version}", f"version={bumped}"),
+                               ("charts/leasehold/Chart.yaml", f'appVersion: "{self.version}"',
+                                f'appVersion: "{bumped}"'),
+                               ("CHANGELOG.md", "\n## [", f"\n## [{bumped}] - test\n\n## [")]:
+            path = self.clone / name
+            text = path.read_text()
+            check(old in text, f"{name} lacks {old!r}")
+            path.write_text(text.replace(old, new, 1))
+        git(self.clone, "commit", "--quiet", "-am", "test_release: a version, same chart")
+        try:
+            self.refused("chart version already published", "bump Chart.yaml", version=bumped)
+        finally:
+            git(self.clone, "reset", "--quiet", "--hard", "HEAD~1")
 
     def chart(self):
         self.released()
