@@ -214,6 +214,8 @@ fi
 stage=$root/build/release-stage/$version
 rm -rf "$stage"
 mkdir -p "$stage"
+# The tools' caches (syft's, cosign's TUF root) in the stage, not in $HOME.
+export XDG_CACHE_HOME=$stage/cache SYFT_CACHE_DIR=$stage/cache/syft TUF_ROOT=$stage/sigstore
 tree_of() {  # tree_of DIR: the git tree of DIR's files (tracked and untracked, not ignored)
   if [ -z "$(git -C "$1" status --porcelain)" ]; then
     git -C "$1" rev-parse 'HEAD^{tree}'

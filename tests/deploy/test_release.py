@@ -335,7 +335,7 @@ class Release:
         if not self.key:
             log(f"cosign not built ({cosign} missing): signature and attestation not checked")
             return
-        env = dict(os.environ, **self.registry.env())
+        env = dict(os.environ, **self.registry.env(), TUF_ROOT=str(self.tmp / "sigstore"))
         pub = self.key.with_name("cosign.pub")
         ref = f"{self.registry.host}/leasehold@{self.index_digest}"
         run([cosign, "verify", "--key", pub, "--insecure-ignore-tlog", ref], env=env)
