@@ -13,7 +13,8 @@ is the tree as it is and clean):
   index      REGISTRY/leasehold:VERSION is an image index with linux/amd64 (and linux/arm64
              when that build exists: the log says which), each image's config says its
              platform; the amd64 image is at most 12 MB unpacked; `docker run
-             REGISTRY/leasehold@DIGEST --version` prints VERSION;
+             REGISTRY/leasehold@DIGEST --version` prints VERSION (and with --platform
+             linux/arm64 under qemu when the index has arm64);
   again      a second release of the same version is refused as already published, and so
              is a new version whose chart version was published already;
   chart      `helm pull oci://REGISTRY/charts/leasehold --version X`: appVersion VERSION,
@@ -241,6 +242,15 @@ class Release:
             log(f"amd64 image {size / 1e6:.2f} MB unpacked; docker run --version: {out}")
         finally:
             run(["docker", "rmi", pinned], ok=False)
+        if "arm64" in self.arches:  # under qemu-user-static through binfmt_misc
+            run(["docker", "pull", "--quiet", "--platform", "linux/arm64", pinned], timeout=300)
+            try:
+                out = run(["docker", "run", "--rm", "--platform", "linux/arm64", pinned,
+                           "--version"]).stdout.strip()
+                check(out.split()[-1] == self.version, f"arm64 --version printed {out!r}")
+                log(f"docker run --platform linux/arm64 --version: {out}")
+            finally:
+                run(["docker", "rmi", pinned], ok=False)
 
     def again(self):
         self.released()
