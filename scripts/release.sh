@@ -356,8 +356,12 @@ for a in "${arch_list[@]}"; do
   logged "krew-$a" "$root/scripts/krew-package.sh" --arch "$a" --version "$version" \
     --download-url "$download_url" "${bin_dir[$a]}/kubectl-leasehold" "$out"
 done
-(cd "$out" && sha256sum kubectl-leasehold_linux_*.tar.gz leasehold-*.tgz leasehold-*.spdx.json \
-  leasehold.yaml >sha256sums.txt)
+files=()
+for a in "${arch_list[@]}"; do
+  files+=("kubectl-leasehold_linux_$a.tar.gz" "leasehold-$version-linux-$a.spdx.json")
+done
+files+=(leasehold.yaml "leasehold-$chart_version.tgz")
+(cd "$out" && sha256sum "${files[@]}" >sha256sums.txt)
 
 # ---- Summary.
 {
@@ -371,6 +375,6 @@ done
   echo "chart        oci://$chart_repo:$chart_version@$chart_digest"
   echo "krew         $download_url/kubectl-leasehold_linux_<arch>.tar.gz"
   echo "files in $out:"
-  (cd "$out" && find . -maxdepth 1 -type f ! -name release.txt -printf '  %f %s bytes\n' | sort)
+  for f in "${files[@]}" sha256sums.txt; do echo "  $f $(stat -c %s "$out/$f") bytes"; done
   echo "took         $(($(date +%s) - started)) s"
 } | tee "$out/release.txt"
