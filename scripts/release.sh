@@ -176,7 +176,10 @@ exists() {  # exists manifest REF | exists tag REPO TAG
   else
     err=$("$crane" ls "$2" 2>&1) && { grep -qxF "$3" <<<"$err"; return; }
   fi
-  if grep -qE 'MANIFEST_UNKNOWN|NAME_UNKNOWN|NOT_FOUND|404' <<<"$err"; then return 1; fi
+  if grep -qE 'MANIFEST_UNKNOWN|NAME_UNKNOWN|NOT_FOUND|status code 404|404 Not Found' \
+    <<<"$err"; then
+    return 1
+  fi
   die "cannot ask the registry about $2: $err"
 }
 if exists manifest "$image_ref:$version"; then
@@ -248,7 +251,7 @@ for a in "${arch_list[@]}"; do
     # Another checkout's build (the test's shortcut): honest only if its files are this commit's.
     [ "$(tree_of "$src")" = "$my_tree" ] ||
       die "--build-dir: $dir was built from $src, whose files differ from $commit's"
-    say "$preset: reusing the build of $src (its files are this commit's)"
+    say "reusing $dir, the build of $src (its files are this commit's)"
   fi
   say "building $preset (leasehold, kubectl-leasehold)"
   logged "build-$a" cmake --build "$dir" --target leasehold kubectl-leasehold
