@@ -16,7 +16,8 @@ is the tree as it is and clean):
              REGISTRY/leasehold@DIGEST --version` prints VERSION (and with --platform
              linux/arm64 under qemu when the index has arm64);
   again      a second release of the same version is refused as already published, and so
-             is a new version whose chart version was published already;
+             is a new version whose chart version was published already; a new version whose
+             commit is not the --build-dir checkout's tree is refused before any build;
   chart      `helm pull oci://REGISTRY/charts/leasehold --version X`: appVersion VERSION,
              values image.repository/tag/digest = the registry's, the index digest;
   krew       krew's validate-krew-manifest accepts OUT/leasehold.yaml (a platform per arch,
@@ -186,6 +187,7 @@ class Release:
                     f"oci://{host}/charts/leasehold:"]:
             check(ref in r.stdout, f"--dry-run does not name {ref}: {r.stdout}")
         check("nothing pushed" in r.stdout, f"--dry-run: {r.stdout}")
+        check(not any(self.out.iterdir()), f"--dry-run wrote {list(self.out.iterdir())}")
         gone = self.crane("manifest", f"{host}/leasehold:{self.version}", ok=False)
         check(gone.returncode != 0, "--dry-run pushed the index")
         log("dry run: " + " | ".join(line.strip() for line in r.stdout.splitlines()
@@ -265,11 +267,18 @@ class Release:
             text = path.read_text()
             check(old in text, f"{name} lacks {old!r}")
             path.write_text(text.replace(old, new, 1))
+        released_head = git(self.clone, "rev-parse", "HEAD").stdout.strip()
         git(self.clone, "commit", "--quiet", "-am", "test_release: a version, same chart")
         try:
             self.refused("chart version already published", "bump Chart.yaml", version=bumped)
+            # Everything bumped: now this commit is not what --build-dir's checkout holds.
+            path = self.clone / "charts/leasehold/Chart.yaml"
+            path.write_text(re.sub(r"(?m)^version: .*$", "version: 99.0.0", path.read_text()))
+            git(self.clone, "commit", "--quiet", "-am", "test_release: a new chart version")
+            self.refused("a build of other sources", "whose files differ", version=bumped)
+            check(git(self.clone, "status", "--porcelain").stdout == "", "the clone got dirty")
         finally:
-            git(self.clone, "reset", "--quiet", "--hard", "HEAD~1")
+            git(self.clone, "reset", "--quiet", "--hard", released_head)
 
     def chart(self):
         self.released()
