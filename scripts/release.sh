@@ -19,9 +19,13 @@
 #   architecture's image), release.txt (the summary printed at the end).
 #
 # Refused before anything is built: a dirty tree, VERSION other than project.conf's, no
-# `## [VERSION]` section in CHANGELOG.md, a chart whose appVersion is not VERSION, the image tag
-# or the chart version already in the registry (or a registry that cannot be asked), a krew
-# download URL that cannot be known (project.conf's home empty and no --download-url).
+# `## [VERSION]` section in CHANGELOG.md, a chart whose appVersion is not VERSION, a krew
+# download URL that cannot be known (project.conf's home empty and no --download-url), the
+# image tag or the chart version already in the registry (or a registry that cannot be asked),
+# a build dir of other sources (--build-dir), a chart that fails `helm lint --strict` as it
+# would be pushed, a --sign-key that does not open. The SBOMs and the krew files are made
+# before the index is pushed; once it is, the version counts as published, so a release that
+# fails after that (pushing the signature or the chart) needs a new version.
 #
 # --arch: default amd64, plus arm64 when the cross toolchain (aarch64-linux-gnu-g++) is
 #   installed and CMakePresets.json has `release-arm64`.
@@ -146,8 +150,8 @@ IFS=, read -r -a arch_list <<<"$arches"
 for a in "${arch_list[@]}"; do
   case $a in amd64 | arm64) ;; *) die "--arch: $a is not amd64 or arm64" ;; esac
 done
-[ "${arch_list[0]}" = amd64 ] || [[ ,$arches, == *,amd64,* ]] ||
-  die "--arch $arches: amd64 is always released (the SBOM check and the tests use it)"
+[[ ,$arches, == *,amd64,* ]] ||
+  die "--arch $arches: amd64 is always released (its binary is the one checked to run here)"
 
 tools=$(cd "$caller_dir" && cd "$tools" 2>/dev/null && pwd) ||
   die "--tools: no directory $tools (tests/release/tools/build.sh makes build/release-tools/bin)"
@@ -235,6 +239,40 @@ logged() {  # logged NAME CMD...: CMD's output into the stage's NAME.log, its ta
   "$@" >"$stage/$name.log" 2>&1 || die "$(basename "$1") failed ($stage/$name.log):
 $(tail -n 20 "$stage/$name.log")"
 }
+# stage_chart DIGEST: $stage/chart/leasehold, a copy of the chart whose values.yaml names this
+# release's image pinned by DIGEST, with project.conf's home when set; helm lint --strict.
+stage_chart() {
+  chart=$stage/chart/leasehold
+  rm -rf "$stage/chart"
+  mkdir -p "$stage/chart"
+  cp -a "$root/charts/leasehold" "$chart"
+  awk -v repo="$image_ref" -v tag="$version" -v digest="$1" '
+    /^[^ #]/ { in_image = ($0 ~ /^image:/) }
+    in_image && /^  repository:/ { print "  repository: " repo; next }
+    in_image && /^  tag:/ { print "  tag: \"" tag "\""; next }
+    in_image && /^  digest:/ { print "  digest: \"" digest "\""; next }
+    { print }' "$root/charts/leasehold/values.yaml" >"$chart/values.yaml"
+  for want in "  repository: $image_ref" "  tag: \"$version\"" "  digest: \"$1\""; do
+    grep -qxF "$want" "$chart/values.yaml" || die "charts/leasehold/values.yaml: no image" \
+      "line to set to '$want' (image.repository, tag, digest)"
+  done
+  if [ -n "$home" ]; then
+    printf 'home: %s\nsources:\n  - %s\n' "$home" "$home" >>"$chart/Chart.yaml"
+  fi
+  logged lint "$helm" lint --strict "$chart"
+}
+# Before any build: the chart as it will be pushed (a stand-in digest) passes helm lint, and
+# the signing key opens with COSIGN_PASSWORD; a release that fails after its index is pushed
+# leaves the version published.
+helm_home=$stage/helm
+export HELM_CACHE_HOME=$helm_home/cache HELM_DATA_HOME=$helm_home/data
+export HELM_CONFIG_HOME=$helm_home/config
+user_registry_config=${XDG_CONFIG_HOME:-$HOME/.config}/helm/registry/config.json
+if [ -f "$user_registry_config" ]; then export HELM_REGISTRY_CONFIG=$user_registry_config; fi
+stage_chart "sha256:$(printf '0%.0s' {1..64})"
+if [ -n "$sign_key" ]; then
+  logged key "$cosign" public-key --key "$sign_key"
+fi
 my_tree=$(git rev-parse 'HEAD^{tree}')
 declare -A bin_dir image_digest image_size image_bytes sbom
 for a in "${arch_list[@]}"; do
@@ -272,7 +310,7 @@ for a in "${arch_list[@]}"; do
   bin_dir[$a]=$stage/$a
 done
 
-# ---- Images: one per architecture, pushed, platform set, then the index.
+# ---- Images: one per architecture, pushed, platform set.
 for a in "${arch_list[@]}"; do
   local_tag=leasehold-release:$version-$a
   say "image linux/$a"
@@ -289,15 +327,9 @@ for a in "${arch_list[@]}"; do
     jq '[.config.size] + [.layers[].size] | add')
   say "pushed $image_ref:$version-$a@${image_digest[$a]}"
 done
-index_args=()
-for a in "${arch_list[@]}"; do index_args+=(-m "$image_ref@${image_digest[$a]}"); done
-logged index "$crane" index append "${index_args[@]}" -t "$image_ref:$version"
-index_digest=$("$crane" digest "$image_ref:$version")
-platforms=$("$crane" manifest "$image_ref@$index_digest" |
-  jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | join(",")')
-say "pushed the index $image_ref:$version@$index_digest ($platforms)"
 
-# ---- SBOM of each architecture's image, checked, attached (signed with the key when given).
+# ---- SBOM of each architecture's image, checked, attached (signed with the key when given),
+# before the index: the version counts as published once the index is there.
 export SYFT_CHECK_FOR_APP_UPDATE=false
 for a in "${arch_list[@]}"; do
   sbom[$a]=$out/leasehold-$version-linux-$a.spdx.json
@@ -318,6 +350,23 @@ for a in "${arch_list[@]}"; do
     fi
   fi
 done
+
+# ---- kubectl plugin: an archive per architecture, the krew manifest.
+rm -f "$out"/kubectl-leasehold_linux_*.tar.gz
+for a in "${arch_list[@]}"; do
+  logged "krew-$a" "$root/scripts/krew-package.sh" --arch "$a" --version "$version" \
+    --download-url "$download_url" "${bin_dir[$a]}/kubectl-leasehold" "$out"
+done
+
+# ---- The index, the version's tag: from here on the version is published.
+index_args=()
+for a in "${arch_list[@]}"; do index_args+=(-m "$image_ref@${image_digest[$a]}"); done
+logged index "$crane" index append "${index_args[@]}" -t "$image_ref:$version"
+index_digest=$("$crane" digest "$image_ref:$version")
+platforms=$("$crane" manifest "$image_ref@$index_digest" |
+  jq -r '[.manifests[].platform | "\(.os)/\(.architecture)"] | join(",")')
+say "pushed the index $image_ref:$version@$index_digest ($platforms)"
+
 signed="no (no --sign-key)"
 [ -n "$cosign" ] || signed="no (cosign not built)"
 if [ -n "$sign_key" ]; then
@@ -326,25 +375,8 @@ if [ -n "$sign_key" ]; then
   signed="yes, $image_ref@$index_digest with $sign_key (no transparency log)"
 fi
 
-# ---- Chart: a staged copy naming this release's image by digest, packaged and pushed.
-chart=$stage/chart/leasehold
-mkdir -p "$stage/chart"
-cp -a "$root/charts/leasehold" "$chart"
-awk -v repo="$image_ref" -v tag="$version" -v digest="$index_digest" '
-  /^[^ #]/ { in_image = ($0 ~ /^image:/) }
-  in_image && /^  repository:/ { print "  repository: " repo; next }
-  in_image && /^  tag:/ { print "  tag: \"" tag "\""; next }
-  in_image && /^  digest:/ { print "  digest: \"" digest "\""; next }
-  { print }' "$root/charts/leasehold/values.yaml" >"$chart/values.yaml"
-if [ -n "$home" ]; then
-  printf 'home: %s\nsources:\n  - %s\n' "$home" "$home" >>"$chart/Chart.yaml"
-fi
-helm_home=$stage/helm
-export HELM_CACHE_HOME=$helm_home/cache HELM_DATA_HOME=$helm_home/data
-export HELM_CONFIG_HOME=$helm_home/config
-user_registry_config=${XDG_CONFIG_HOME:-$HOME/.config}/helm/registry/config.json
-if [ -f "$user_registry_config" ]; then export HELM_REGISTRY_CONFIG=$user_registry_config; fi
-logged lint "$helm" lint --strict "$chart"
+# ---- Chart: the staged copy, now naming the index's digest, packaged and pushed.
+stage_chart "$index_digest"
 logged package "$helm" package "$chart" -d "$out"
 chart_tgz=$out/leasehold-$chart_version.tgz
 helm_push=("$helm" push "$chart_tgz" "oci://$registry/charts")
@@ -353,12 +385,7 @@ logged push-chart "${helm_push[@]}"
 chart_digest=$(sed -n 's/^Digest: //p' "$stage/push-chart.log")
 say "pushed the chart oci://$chart_repo:$chart_version@$chart_digest"
 
-# ---- kubectl plugin: an archive per architecture, the krew manifest, checksums.
-rm -f "$out"/kubectl-leasehold_linux_*.tar.gz
-for a in "${arch_list[@]}"; do
-  logged "krew-$a" "$root/scripts/krew-package.sh" --arch "$a" --version "$version" \
-    --download-url "$download_url" "${bin_dir[$a]}/kubectl-leasehold" "$out"
-done
+# ---- Checksums of the files to upload.
 files=()
 for a in "${arch_list[@]}"; do
   files+=("kubectl-leasehold_linux_$a.tar.gz" "leasehold-$version-linux-$a.spdx.json")

@@ -7,7 +7,8 @@ is the tree as it is and clean):
              version without a CHANGELOG.md section, no download URL (project.conf's home empty
              and no --download-url), an unknown option; --dry-run names every ref and pushes
              nothing;
-  release    a real release to leasehold_testing.oci_registry.OciRegistry (TLS from a test CA),
+  release    a signing key that does not open is refused before anything is pushed; then
+             a real release to leasehold_testing.oci_registry.OciRegistry (TLS from a test CA),
              reusing this build's binaries (--build-dir: release.sh checks that the build's
              checkout has this commit's files, brings it up to date and checks --version);
   index      REGISTRY/leasehold:VERSION is an image index with linux/amd64 (and linux/arm64
@@ -110,14 +111,15 @@ class Release:
     def script(self):
         return self.clone / "scripts" / "release.sh"
 
-    def release(self, *extra, ok=True, version=None, registry=None, timeout=1500):
+    def release(self, *extra, ok=True, version=None, registry=None, timeout=1500,
+                password="test"):
         reg = registry or (self.registry.host if self.registry else "127.0.0.1:9")
         cmd = [self.script, version or self.version, "--registry", reg, "--out", self.out,
                "--tools", self.args.tools, "--build-dir", self.args.build_dir,
                "--download-url", DOWNLOAD_URL.format(version=version or self.version), *extra]
         if self.registry:
             cmd += ["--ca-file", self.registry.ca_file]
-        env = dict(os.environ, LEASEHOLD_HELM=str(self.args.helm), COSIGN_PASSWORD="test")
+        env = dict(os.environ, LEASEHOLD_HELM=str(self.args.helm), COSIGN_PASSWORD=password)
         if self.registry:
             env.update(self.registry.env())
         return run(cmd, ok=ok, timeout=timeout, env=env)
@@ -199,6 +201,11 @@ class Release:
         extra = ["--arch", ",".join(self.arches)]
         if self.key:
             extra += ["--sign-key", self.key]
+            # A key that does not open is found before anything is built or pushed.
+            self.refused("wrong COSIGN_PASSWORD", "cosign failed", *extra, password="wrong")
+            gone = self.crane("manifest", f"{self.registry.host}/leasehold:{self.version}-amd64",
+                              ok=False)
+            check(gone.returncode != 0, "an image was pushed before the key was found wrong")
         t0 = time.monotonic()
         r = self.release(*extra)
         self.took = time.monotonic() - t0
