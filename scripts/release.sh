@@ -194,30 +194,8 @@ if exists tag "$chart_repo" "${chart_version//+/_}"; then
 fi
 say "checks passed: $commit, version $version, chart $chart_version, not in $registry yet"
 
-if [ "$dry_run" = 1 ]; then
-  say "dry run: would push"
-  for a in "${arch_list[@]}"; do echo "  $image_ref:$version-$a    (linux/$a image)"; done
-  echo "  $image_ref:$version    (OCI image index of ${arches})"
-  if [ -n "$cosign" ]; then
-    for a in "${arch_list[@]}"; do
-      kind=sbom
-      [ -z "$sign_key" ] || kind=att
-      echo "  $image_ref:sha256-<$a digest>.$kind    (SBOM)"
-    done
-    [ -z "$sign_key" ] || echo "  $image_ref:sha256-<index digest>.sig    (signature)"
-  fi
-  echo "  oci://$registry/charts/leasehold:$chart_version    (chart, image.digest = the index's)"
-  files=()
-  for a in "${arch_list[@]}"; do
-    files+=("kubectl-leasehold_linux_$a.tar.gz" "leasehold-$version-linux-$a.spdx.json")
-  done
-  files+=(leasehold.yaml sha256sums.txt "leasehold-$chart_version.tgz" release.txt)
-  say "dry run: would write to $out: ${files[*]}; krew URIs under $download_url"
-  say "dry run: nothing built, nothing pushed ($(($(date +%s) - started)) s)"
-  exit 0
-fi
 
-# ---- Build: the release binaries, stripped.
+# ---- The stage, build/release-stage/VERSION: the steps' logs, the chart's copy, the binaries.
 stage=$root/build/release-stage/$version
 rm -rf "$stage"
 mkdir -p "$stage"
@@ -273,6 +251,30 @@ stage_chart "sha256:$(printf '0%.0s' {1..64})"
 if [ -n "$sign_key" ]; then
   logged key "$cosign" public-key --key "$sign_key"
 fi
+if [ "$dry_run" = 1 ]; then
+  say "dry run: would push"
+  for a in "${arch_list[@]}"; do echo "  $image_ref:$version-$a    (linux/$a image)"; done
+  echo "  $image_ref:$version    (OCI image index of ${arches})"
+  if [ -n "$cosign" ]; then
+    for a in "${arch_list[@]}"; do
+      kind=sbom
+      [ -z "$sign_key" ] || kind=att
+      echo "  $image_ref:sha256-<$a digest>.$kind    (SBOM)"
+    done
+    [ -z "$sign_key" ] || echo "  $image_ref:sha256-<index digest>.sig    (signature)"
+  fi
+  echo "  oci://$registry/charts/leasehold:$chart_version    (chart, image.digest = the index's)"
+  files=()
+  for a in "${arch_list[@]}"; do
+    files+=("kubectl-leasehold_linux_$a.tar.gz" "leasehold-$version-linux-$a.spdx.json")
+  done
+  files+=(leasehold.yaml sha256sums.txt "leasehold-$chart_version.tgz" release.txt)
+  say "dry run: would write to $out: ${files[*]}; krew URIs under $download_url"
+  say "dry run: nothing built, nothing pushed ($(($(date +%s) - started)) s)"
+  exit 0
+fi
+
+# ---- Build: the release binaries, stripped.
 my_tree=$(git rev-parse 'HEAD^{tree}')
 declare -A bin_dir image_digest image_size image_bytes sbom
 for a in "${arch_list[@]}"; do
