@@ -105,7 +105,8 @@ def main():
     def same_as_repository():
         # The template filled in as krew-package.sh must fill it (homepage only with a home).
         text = SOURCE.read_text()
-        check("TEMPLATE" in text and "github.com/leasehold" not in text, f"{SOURCE}: a marked template")
+        check("TEMPLATE" in text and "github.com/leasehold" not in text,
+              f"{SOURCE}: a marked template")
         home = project_setting("home")
         for key, value in {"VERSION": product_version(), "HOMEPAGE": home, "ARCH": "amd64",
                            "URL": DOWNLOAD_URL, "SHA256": "-"}.items():
