@@ -8,8 +8,9 @@ is the tree as it is and clean):
              and no --download-url), an unknown option, a registry that cannot be asked;
   release    --dry-run names every ref and writes and pushes nothing; a signing key that does
              not open is refused before anything is pushed; then a real release to
-             leasehold_testing.oci_registry.OciRegistry (TLS from a test CA), reusing this build's binaries (--build-dir: release.sh checks that the build's
-             checkout has this commit's files, brings it up to date and checks --version);
+             leasehold_testing.oci_registry.OciRegistry (TLS from a test CA), reusing this
+             build's binaries (--build-dir: release.sh checks that the build's checkout has
+             this commit's files, brings it up to date and checks --version);
   index      REGISTRY/leasehold:VERSION is an image index with linux/amd64 (and linux/arm64
              when that build exists: the log says which), each image's config says its
              platform; the amd64 image is at most 12 MB unpacked; `docker run
