@@ -401,6 +401,8 @@ def main():
     finally:
         if rel.registry:
             rel.registry.__exit__(None, None, None)
+        for a in rel.arches:  # the release's local images (release.sh keeps them for its user)
+            run(["docker", "rmi", f"leasehold-release:{rel.version}-{a}"], ok=False)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
