@@ -45,8 +45,8 @@ from pathlib import Path
 
 import yaml
 
-from leasehold_testing import check, log, run_steps
-from leasehold_testing.oci_registry import OciRegistry
+from leasehold_testing import Failure, check, log, run_steps
+from leasehold_testing.oci_registry import OciRegistry, OciRegistryError
 from leasehold_testing.paths import ROOT, product_version, project_setting
 
 STEPS = ["refusals", "release", "index", "again", "chart", "krew", "sbom", "cosign"]
@@ -166,8 +166,12 @@ class Release:
         self.refused("unreachable registry", "cannot ask the registry", "--dry-run")
 
     def start_registry(self):
-        self.registry = OciRegistry()
-        self.registry.__enter__()
+        registry = OciRegistry()
+        try:
+            registry.start()
+        except OciRegistryError as e:
+            raise Failure(f"the test registry: {e}") from e
+        self.registry = registry
         arm = Path(self.args.build_dir) / "release-arm64" / "sidecar" / "leasehold"
         if arm.exists() and shutil.which("aarch64-linux-gnu-g++"):
             self.arches.append("arm64")
@@ -400,7 +404,7 @@ def main():
         return run_steps(wanted, lambda name: steps[name]())
     finally:
         if rel.registry:
-            rel.registry.__exit__(None, None, None)
+            rel.registry.stop()
         for a in rel.arches:  # the release's local images (release.sh keeps them for its user)
             run(["docker", "rmi", f"leasehold-release:{rel.version}-{a}"], ok=False)
         shutil.rmtree(tmp, ignore_errors=True)
