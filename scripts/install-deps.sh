@@ -39,6 +39,10 @@ packages=(
   # kube-proxy's iptables; nsenter (util-linux) and curl reach kube-apiserver from a pod
   runc containernetworking-plugins iptables conntrack util-linux
   busybox-static  # tests/realkube/node_images.sh: the stand-in for the chart's busybox app image
+  # The release tests' OCI registry (distribution 2.8.2, /usr/bin/docker-registry): each test
+  # starts its own on loopback with TLS from a test CA (leasehold_testing/oci_registry.py),
+  # never the package's service
+  docker-registry
 )
 
 case "${1:-}" in

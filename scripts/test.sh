@@ -173,7 +173,10 @@ background_wait() {
 # build it fills the time those spend waiting on the network and the disk. On a machine that
 # built the same pins before it takes a second (tests/realkube/build.sh). etcdctl, for the etcd
 # store's `etcdctl elect` scenario, after it from a module of its own (tests/etcdctl/build.sh).
-background realkube-build bash -c 'tests/realkube/build.sh && tests/etcdctl/build.sh'
+# Then the release tools (crane, syft, cosign, krew) for the release tests and their registry
+# (tests/release/tools/build.sh: minutes on a fresh machine, a second from its binary cache).
+background realkube-build bash -c 'tests/realkube/build.sh && tests/etcdctl/build.sh &&
+  tests/release/tools/build.sh'
 stage deps - scripts/install-deps.sh
 use_ccache
 # The image's base images from Debian's packages (debootstrap, from deps; minutes of network

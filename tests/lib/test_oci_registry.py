@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""OciRegistry (leasehold_testing.oci_registry), the release tests' registry, for real: Debian's
+docker-registry with TLS from a test CA, and the clients the release uses against it.
+
+  crane      `crane append` of a one-file layer onto the empty image, the digest read back by
+             `crane digest` equals the one pushed, `crane manifest` names one layer, and
+             `crane export` gives the file back.
+  untrusted  a client without the test CA is refused: crane without SSL_CERT_FILE ("certificate
+             signed by unknown authority"; its fallback to plain HTTP gets 400 from a TLS-only
+             server), Python's default context, and helm without --ca-file. TLS is verified.
+  helm       `helm push` of a chart to oci://HOST/charts with --ca-file, `helm show chart` reads
+             it back (name and version).
+  syft       syft reads the image from the registry with reg.env() and writes an SPDX JSON SBOM
+             naming it; without the CA it is refused.
+  docker     Docker 20.10 pushes an image (`docker import` of a one-file tar) and crane reads the
+             same digest back. Docker skips the certificate check for 127.0.0.0/8 (its default
+             insecure registries), so this shows pushing works, not that Docker verifies.
+  containerd write_containerd_hosts writes DIR/HOST:PORT/hosts.toml (server, CA).
+  stop       stop() kills the registry (the port refuses), removes /etc/docker/certs.d/HOST:PORT
+             and the hosts.toml, and its directory.
+
+Usage: test_oci_registry.py --tools DIR --helm HELM [STEP...]   (DIR: tests/release/tools/build.sh's
+output, with crane and syft)
+"""
+import argparse
+import io
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from leasehold_testing.checks import Failure, check, log, run_steps
+from leasehold_testing.helm import CHART, Helm
+from leasehold_testing.oci_registry import DOCKER_CERTS, OciRegistry
+
+STEPS = ["crane", "untrusted", "helm", "syft", "docker", "containerd", "stop"]
+UNTRUSTED = "certificate signed by unknown authority"
+
+
+def run(argv, env=None, ok=True, timeout=120):
+    argv = [str(a) for a in argv]
+    t0 = time.monotonic()
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
+    log(f"  {' '.join(argv[:3])} ... exit {p.returncode} ({time.monotonic() - t0:.1f} s)")
+    if ok and p.returncode != 0:
+        raise Failure(f"`{' '.join(argv)}` exited {p.returncode}:\n{p.stdout}{p.stderr}")
+    return p
+
+
+def untrusted_env():
+    """The environment with no way to the test CA: Go then trusts the system's CAs alone."""
+    env = dict(os.environ)
+    env.pop("SSL_CERT_FILE", None)
+    env.pop("SSL_CERT_DIR", None)
+    return env
+
+
+def one_file_tar(path, name, content):
+    """A tar holding one regular file NAME with CONTENT (an image layer)."""
+    data = content.encode()
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        info.mode = 0o644
+        tar.addfile(info, io.BytesIO(data))
+
+
+class Suite:
+    def __init__(self, args, reg, tmp):
+        self.reg, self.tmp = reg, tmp
+        self.crane = args.tools / "crane"
+        self.syft = args.tools / "syft"
+        self.helm_path = args.helm
+        self._helm = None
+        self.image = f"{reg.host}/testlib/tiny:1"
+        self.content = f"leasehold testlib.oci_registry {reg.port}\n"
+        self.pushed = None  # the digest crane pushed (step crane)
+
+    @property
+    def helm(self):
+        """Real helm in a private home, made by the first step that needs it."""
+        if self._helm is None:
+            self._helm = Helm(self.helm_path)
+        return self._helm
+
+    def step(self, name):
+        getattr(self, "step_" + name)()
+
+    def push_tiny(self):
+        if self.pushed:
+            return
+        layer = self.tmp / "layer.tar"
+        one_file_tar(layer, "hello.txt", self.content)
+        out = run([self.crane, "append", "-f", layer, "-t", self.image],
+                  env=self.reg.env()).stdout.strip()
+        # crane append prints the pushed image by digest: HOST/REPO@sha256:...
+        check("@sha256:" in out, f"crane append printed no digest reference: {out!r}")
+        self.pushed = out.rsplit("@", 1)[1]
+
+    def step_crane(self):
+        self.push_tiny()
+        env = self.reg.env()
+        digest = run([self.crane, "digest", self.image], env=env).stdout.strip()
+        check(digest == self.pushed, f"crane digest read {digest}, crane append pushed "
+              f"{self.pushed}")
+        manifest = json.loads(run([self.crane, "manifest", self.image], env=env).stdout)
+        check(len(manifest.get("layers", [])) == 1,
+              f"the manifest has {len(manifest.get('layers', []))} layers, not 1: {manifest}")
+        export = self.tmp / "export.tar"
+        run([self.crane, "export", self.image, export], env=env)
+        with tarfile.open(export) as tar:
+            got = tar.extractfile("hello.txt").read().decode()
+        check(got == self.content, f"crane export gave hello.txt {got!r}, pushed "
+              f"{self.content!r}")
+        log(f"  {self.image} is {digest}")
+
+    def step_untrusted(self):
+        self.push_tiny()
+        p = run([self.crane, "digest", self.image], env=untrusted_env(), ok=False)
+        check(p.returncode != 0 and UNTRUSTED in p.stderr,
+              f"crane without the test CA: exit {p.returncode}, expected a refusal naming "
+              f"'{UNTRUSTED}':\n{p.stderr}")
+        try:
+            urllib.request.urlopen(f"https://{self.reg.host}/v2/", timeout=10,
+                                   context=ssl.create_default_context())
+            raise Failure("Python's default TLS context accepted the test CA's certificate")
+        except urllib.error.URLError as e:
+            check(isinstance(e.reason, ssl.SSLCertVerificationError),
+                  f"Python's default context: {e.reason!r}, not a verification error")
+        chart = self.package_chart()
+        p = self.helm.run("push", chart, f"oci://{self.reg.host}/untrusted", ok=False)
+        check(p.returncode != 0 and UNTRUSTED in p.stdout + p.stderr,
+              f"helm push without --ca-file: exit {p.returncode}, expected a refusal naming "
+              f"'{UNTRUSTED}':\n{p.stdout}{p.stderr}")
+
+    def package_chart(self):
+        out = self.tmp / "charts"
+        if not out.is_dir():
+            out.mkdir()
+            self.helm.run("package", CHART, "--destination", out)
+        return next(out.glob("*.tgz"))
+
+    def step_helm(self):
+        chart = self.package_chart()
+        pushed = self.helm.run("push", chart, f"oci://{self.reg.host}/charts", "--ca-file",
+                               self.reg.ca_file)
+        said = pushed.stdout + pushed.stderr
+        check("Digest: sha256:" in said, f"helm push said no digest:\n{said}")
+        name, version = chart.name[:-len(".tgz")].rsplit("-", 1)
+        shown = self.helm.run("show", "chart", f"oci://{self.reg.host}/charts/{name}",
+                              "--version", version, "--ca-file", self.reg.ca_file).stdout
+        check(f"name: {name}" in shown and f"version: {version}" in shown,
+              f"helm show chart from the registry:\n{shown}")
+        log(f"  oci://{self.reg.host}/charts/{name} {version}")
+
+    def step_syft(self):
+        self.push_tiny()
+        sbom = run([self.syft, "scan", f"registry:{self.image}", "-o", "spdx-json", "-q"],
+                   env=self.reg.env()).stdout
+        doc = json.loads(sbom)
+        check(doc.get("spdxVersion", "").startswith("SPDX-"),
+              f"syft wrote no SPDX document: {sbom[:300]}")
+        check(self.image.split(":")[0] in doc.get("name", "") or
+              "testlib/tiny" in doc.get("name", ""),
+              f"the SBOM's name is {doc.get('name')!r}, not the image")
+        env = untrusted_env()
+        env["SYFT_CHECK_FOR_APP_UPDATE"] = "false"
+        p = run([self.syft, "scan", f"registry:{self.image}", "-o", "spdx-json"], env=env,
+                ok=False)
+        check(p.returncode != 0 and UNTRUSTED in p.stderr,
+              f"syft without the test CA: exit {p.returncode}, expected a refusal naming "
+              f"'{UNTRUSTED}':\n{p.stderr[-2000:]}")
+
+    def step_docker(self):
+        tar = self.tmp / "docker-layer.tar"
+        one_file_tar(tar, "hello.txt", self.content + "docker\n")
+        ref = f"{self.reg.host}/testlib/docker:1"
+        with open(tar, "rb") as f:
+            p = subprocess.run(["docker", "import", "-", ref], stdin=f, capture_output=True,
+                               text=True, timeout=120)
+        check(p.returncode == 0, f"docker import exited {p.returncode}: {p.stderr}")
+        try:
+            said = run(["docker", "push", ref]).stdout
+            digests = [w for w in said.split() if w.startswith("sha256:")]
+            check(digests, f"docker push said no digest:\n{said}")
+            read = run([self.crane, "digest", ref], env=self.reg.env()).stdout.strip()
+            check(read == digests[-1], f"docker pushed {digests[-1]}, crane reads {read}")
+            log(f"  docker pushed {ref} as {read}")
+        finally:
+            subprocess.run(["docker", "rmi", ref], capture_output=True, timeout=60)
+
+    def step_containerd(self):
+        self.hosts_root = self.tmp / "containerd-certs.d"
+        hosts = self.reg.write_containerd_hosts(self.hosts_root)
+        check(hosts == self.hosts_root / self.reg.host / "hosts.toml", f"hosts.toml at {hosts}")
+        text = hosts.read_text()
+        check(f'server = "https://{self.reg.host}"' in text and
+              f'ca = "{self.reg.ca_file}"' in text, f"hosts.toml:\n{text}")
+
+    def step_stop(self):
+        reg = self.reg
+        port, tmpdir = reg.port, reg.dir
+        certs = DOCKER_CERTS / reg.host
+        check((certs / "ca.crt").read_bytes() == reg.ca_file.read_bytes(),
+              f"{certs}/ca.crt is not the test CA")
+        hosts_dir = getattr(self, "hosts_root", None)
+        reg.stop()
+        with socket.socket() as s:
+            check(s.connect_ex(("127.0.0.1", port)) != 0,
+                  f"port {port} still accepts after stop()")
+        check(not certs.exists(), f"{certs} left behind by stop()")
+        check(not (DOCKER_CERTS / f"localhost:{port}").exists(),
+              f"{DOCKER_CERTS}/localhost:{port} left behind by stop()")
+        check(not tmpdir.exists(), f"{tmpdir} left behind by stop()")
+        if hosts_dir is not None:
+            check(not (hosts_dir / f"127.0.0.1:{port}").exists(),
+                  "the hosts.toml's directory left behind by stop()")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tools", type=Path, required=True,
+                        help="tests/release/tools/build.sh's output (crane, syft)")
+    parser.add_argument("--helm", help="helm (default: $LEASEHOLD_HELM, build/realkube/bin/helm)")
+    parser.add_argument("steps", nargs="*", default=STEPS, help=f"of {' '.join(STEPS)}")
+    args = parser.parse_args()
+    unknown = [s for s in args.steps if s not in STEPS]
+    if unknown:
+        parser.error(f"unknown step {' '.join(unknown)} (the steps: {' '.join(STEPS)})")
+    for tool in ("crane", "syft"):
+        if not os.access(args.tools / tool, os.X_OK):
+            print(f"test_oci_registry: no {tool} in {args.tools}: run "
+                  "tests/release/tools/build.sh", file=sys.stderr)
+            return 1
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="testlib-registry-") as tmp, OciRegistry() as reg:
+        log(f"registry at https://{reg.host} ({time.monotonic() - t0:.2f} s to answer)")
+        suite = Suite(args, reg, Path(tmp))
+        status = run_steps(args.steps, suite.step)
+        if status:
+            log("the registry's log:\n" + reg.log_text()[-3000:])
+        return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
