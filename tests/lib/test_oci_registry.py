@@ -5,6 +5,9 @@ docker-registry with TLS from a test CA, and the clients the release uses agains
   crane      `crane append` of a one-file layer onto the empty image, the digest read back by
              `crane digest` equals the one pushed, `crane manifest` names one layer, and
              `crane export` gives the file back.
+  index      what the release does with crane: `mutate --set-platform` tags the image as
+             linux/amd64 and linux/arm64, `index append` makes one index of both, `manifest`
+             lists both platforms, `copy` to another repository keeps the index's digest.
   untrusted  a client without the test CA is refused: crane without SSL_CERT_FILE ("certificate
              signed by unknown authority"; its fallback to plain HTTP gets 400 from a TLS-only
              server), Python's default context, and helm without --ca-file. TLS is verified.
@@ -41,7 +44,7 @@ from leasehold_testing.checks import Failure, check, log, run_steps
 from leasehold_testing.helm import CHART, Helm
 from leasehold_testing.oci_registry import DOCKER_CERTS, OciRegistry
 
-STEPS = ["crane", "untrusted", "helm", "syft", "docker", "containerd", "stop"]
+STEPS = ["crane", "index", "untrusted", "helm", "syft", "docker", "containerd", "stop"]
 UNTRUSTED = "certificate signed by unknown authority"
 
 
@@ -121,6 +124,26 @@ class Suite:
         check(got == self.content, f"crane export gave hello.txt {got!r}, pushed "
               f"{self.content!r}")
         log(f"  {self.image} is {digest}")
+
+    def step_index(self):
+        self.push_tiny()
+        env = self.reg.env()
+        repo = self.image.rsplit(":", 1)[0]
+        for arch in ("amd64", "arm64"):
+            run([self.crane, "mutate", "--set-platform", f"linux/{arch}", self.image, "-t",
+                 f"{repo}:{arch}"], env=env)
+        run([self.crane, "index", "append", "-m", f"{repo}:amd64", "-m", f"{repo}:arm64", "-t",
+             f"{repo}:index"], env=env)
+        index = json.loads(run([self.crane, "manifest", f"{repo}:index"], env=env).stdout)
+        platforms = sorted(f"{m['platform']['os']}/{m['platform']['architecture']}"
+                           for m in index.get("manifests", []) if "platform" in m)
+        check(platforms == ["linux/amd64", "linux/arm64"],
+              f"the index lists {platforms}, not linux/amd64 and linux/arm64: {index}")
+        digest = run([self.crane, "digest", f"{repo}:index"], env=env).stdout.strip()
+        copy = f"{self.reg.host}/testlib/copied:index"
+        run([self.crane, "copy", f"{repo}@{digest}", copy], env=env)
+        copied = run([self.crane, "digest", copy], env=env).stdout.strip()
+        check(copied == digest, f"crane copy made {copied} of the index {digest}")
 
     def step_untrusted(self):
         self.push_tiny()

@@ -43,6 +43,7 @@ check, ...`); the rest is imported from its module:
   kubeconfig       write_kubeconfig
   sidecar_host     SidecarHost: what Env and RealEnv share
   helm             Helm: real helm in a private home (PyYAML)
+  oci_registry     OciRegistry: a local OCI registry (docker-registry) with TLS from a test CA
   chart_suite      the command line of the chart suites (tests/deploy): checks with helm,
                    steps on the real control plane
   scenario_runner  run_scenarios, real_options: the command line of every scenario file

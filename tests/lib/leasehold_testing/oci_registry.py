@@ -16,9 +16,9 @@ Who trusts the test CA, and how:
   - helm: `--ca-file reg.ca_file` (or reg.env()).
   - Docker 20.10: /etc/docker/certs.d/HOST:PORT/ca.crt, written here and removed by stop(). But
     dockerd's default insecure-registries list is 127.0.0.0/8 (`docker info`), and for an
-    insecure registry Docker skips the verification of the certificate: Docker pushes to this
-    registry without that file too (testlib.oci_registry shows it). The file is what a
-    registry at a non-loopback address would need.
+    insecure registry Docker skips the verification of the certificate: Docker 20.10 pushes to
+    this registry without that file too (tried by hand). The file is what a registry at a
+    non-loopback address would need.
   - containerd (tests/realkube/node.sh's node): its CRI image service has no registry setting
     there, so config_path is containerd's default "/etc/containerd/certs.d:/etc/docker/certs.d".
     For a loopback host without a hosts.toml, containerd skips the verification as Docker does
