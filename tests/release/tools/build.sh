@@ -34,6 +34,7 @@ use_pinned_go release/tools/build.sh
 cache_root=${LEASEHOLD_RELEASE_TOOLS_CACHE:-/var/cache/leasehold/release-tools}
 go_version=$(go version)
 go_flags=-trimpath
+strip="-s -w"
 total_start=$(date +%s)
 
 # The module's version of MODULE_PATH as its go.mod pins it. $1: the module's folder.
@@ -47,8 +48,8 @@ tool() {
   shift 3
   start=$(date +%s)
   for spec in "$@"; do names+=("${spec%%=*}"); done
-  key=$( (echo "$go_version $go_flags $ldflags $*" && cat "$here/$dir/go.mod" "$here/$dir/go.sum") |
-    sha256sum | cut -c1-16)
+  key=$( (echo "$go_version $go_flags $strip $ldflags $*" &&
+    cat "$here/$dir/go.mod" "$here/$dir/go.sum") | sha256sum | cut -c1-16)
   cache=$cache_root/$dir-$key
   version=$(mod_version "$dir" "$mod")
   local all_cached=1
@@ -59,8 +60,12 @@ tool() {
     tmp_cache=$(mktemp -d "$cache.tmp.XXXXXX")
     for spec in "$@"; do
       # shellcheck disable=SC2086 # go_flags: several words
-      (cd "$here/$dir" && go build $go_flags -ldflags "-s -w ${ldflags//@VERSION@/$version}" \
-        -o "$tmp_cache/${spec%%=*}" "${spec#*=}")
+      (cd "$here/$dir" && go build $go_flags -ldflags "$strip ${ldflags//@VERSION@/$version}" \
+        -o "$tmp_cache/${spec%%=*}" "${spec#*=}") || {
+        rm -rf "$tmp_cache"
+        echo "release/tools/build.sh: building ${spec%%=*} from $dir/go.mod failed" >&2
+        exit 1
+      }
     done
     # Written beside, then renamed: a build killed half-way leaves no entry that looks complete.
     chmod 755 "$tmp_cache"
