@@ -37,8 +37,15 @@ go_flags=-trimpath
 strip="-s -w"
 total_start=$(date +%s)
 
-# The module's version of MODULE_PATH as its go.mod pins it. $1: the module's folder.
-mod_version() { (cd "$here/$1" && go list -m -f '{{.Version}}' "$2"); }
+# The version of MODULE_PATH that the go.mod in folder $1 requires, read from the file: a warm
+# machine's copy from the cache needs neither the Go module cache nor the network.
+mod_version() {
+  local v
+  v=$(awk -v m="$2" '$1 == m { print $2 } $1 == "require" && $2 == m { print $3 }' \
+    "$here/$1/go.mod")
+  [ -n "$v" ] || { echo "release/tools/build.sh: $1/go.mod requires no $2" >&2; exit 1; }
+  echo "$v"
+}
 
 # tool DIR MODULE_PATH LDFLAGS NAME=PACKAGE...: the programs of the module in DIR, from the
 # cache or built (then kept in the cache), into OUTDIR; one line says which and how long.
