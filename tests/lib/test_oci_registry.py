@@ -18,12 +18,18 @@ docker-registry with TLS from a test CA, and the clients the release uses agains
   docker     Docker 20.10 pushes an image (`docker import` of a one-file tar) and crane reads the
              same digest back. Docker skips the certificate check for 127.0.0.0/8 (its default
              insecure registries), so this shows pushing works, not that Docker verifies.
-  containerd write_containerd_hosts writes DIR/HOST:PORT/hosts.toml (server, CA).
+  containerd write_containerd_hosts writes DIR/HOST:PORT/hosts.toml (server, CA). With
+             --containerd BINDIR (containerd and ctr of tests/realkube/build.sh --node): a
+             containerd of the test's own (its root, state and socket in a temporary directory,
+             no CRI) fetches the image with `ctr content fetch --hosts-dir DIR`, and refuses it
+             when the hosts.toml names another CA: containerd verifies the certificate through
+             that file. (Without a hosts.toml, containerd skips the check for a loopback host,
+             a ca.crt beside or not: seen by hand, not asserted.)
   stop       stop() kills the registry (the port refuses), removes /etc/docker/certs.d/HOST:PORT
              and the hosts.toml, and its directory.
 
-Usage: test_oci_registry.py --tools DIR --helm HELM [STEP...]   (DIR: tests/release/tools/build.sh's
-output, with crane and syft)
+Usage: test_oci_registry.py --tools DIR [--helm HELM] [--containerd BINDIR] [STEP...]
+(DIR: tests/release/tools/build.sh's output, with crane and syft)
 """
 import argparse
 import io
@@ -40,7 +46,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from leasehold_testing.checks import Failure, check, log, run_steps
+from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.helm import CHART, Helm
 from leasehold_testing.oci_registry import DOCKER_CERTS, OciRegistry
 
@@ -48,11 +54,12 @@ STEPS = ["crane", "index", "untrusted", "helm", "syft", "docker", "containerd", 
 UNTRUSTED = "certificate signed by unknown authority"
 
 
-def run(argv, env=None, ok=True, timeout=120):
+def run(argv, env=None, ok=True, timeout=120, quiet=False):
     argv = [str(a) for a in argv]
     t0 = time.monotonic()
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout)
-    log(f"  {' '.join(argv[:3])} ... exit {p.returncode} ({time.monotonic() - t0:.1f} s)")
+    if not quiet:
+        log(f"  {' '.join(argv[:3])} ... exit {p.returncode} ({time.monotonic() - t0:.1f} s)")
     if ok and p.returncode != 0:
         raise Failure(f"`{' '.join(argv)}` exited {p.returncode}:\n{p.stdout}{p.stderr}")
     return p
@@ -76,12 +83,65 @@ def one_file_tar(path, name, content):
         tar.addfile(info, io.BytesIO(data))
 
 
+class PrivateContainerd:
+    """A containerd of this test's own: root, state and sockets under DIR, the CRI plugins off
+    (nothing but content and images: no pods, no shims), stopped by its PID."""
+
+    def __init__(self, bindir, d):
+        self.bindir, self.dir = Path(bindir), Path(d)
+        self.sock = self.dir / "containerd.sock"
+        self.proc = None
+
+    def __enter__(self):
+        self.dir.mkdir(parents=True)
+        config = self.dir / "config.toml"
+        config.write_text(f"""version = 3
+root = '{self.dir / "root"}'
+state = '{self.dir / "state"}'
+disabled_plugins = ['io.containerd.grpc.v1.cri', 'io.containerd.cri.v1.runtime',
+  'io.containerd.cri.v1.images', 'io.containerd.nri.v1.nri']
+[grpc]
+  address = '{self.sock}'
+[ttrpc]
+  address = '{self.sock}.ttrpc'
+[debug]
+  address = ''
+""")
+        with open(self.dir / "containerd.log", "ab") as out:
+            self.proc = subprocess.Popen([str(self.bindir / "containerd"), "--config",
+                                          str(config)], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_for("the private containerd's socket",
+                     lambda: self._alive() and self.ctr("version", ok=False).returncode == 0,
+                     30, interval=0.1)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _alive(self):
+        if self.proc.poll() is not None:
+            log_text = (self.dir / "containerd.log").read_text(errors="replace")[-2000:]
+            raise Failure(f"containerd exited {self.proc.returncode}:\n{log_text}")
+        return True
+
+    def ctr(self, *args, ok=True):
+        return run([self.bindir / "ctr", "--address", self.sock, *args], ok=ok, quiet=True)
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+
+
 class Suite:
     def __init__(self, args, reg, tmp):
         self.reg, self.tmp = reg, tmp
         self.crane = args.tools / "crane"
         self.syft = args.tools / "syft"
         self.helm_path = args.helm
+        self.containerd_bin = args.containerd
         self._helm = None
         self.image = f"{reg.host}/testlib/tiny:1"
         self.content = f"leasehold testlib.oci_registry {reg.port}\n"
@@ -227,6 +287,29 @@ class Suite:
         text = hosts.read_text()
         check(f'server = "https://{self.reg.host}"' in text and
               f'ca = "{self.reg.ca_file}"' in text, f"hosts.toml:\n{text}")
+        if self.containerd_bin is None:
+            log("  no --containerd: the hosts.toml is not tried on a containerd")
+            return
+        self.push_tiny()
+        # The same file naming a CA that did not sign the registry's certificate.
+        other = self.tmp / "other-ca"
+        other.mkdir()
+        wrong = self.tmp / "wrong-certs.d" / self.reg.host
+        wrong.mkdir(parents=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
+                        "/CN=leasehold-test-other-ca", "-keyout", str(other / "ca.key"), "-out",
+                        str(other / "ca.crt")], check=True, capture_output=True)
+        (wrong / "hosts.toml").write_text(text.replace(str(self.reg.ca_file),
+                                                       str(other / "ca.crt")))
+        with PrivateContainerd(self.containerd_bin, self.tmp / "containerd") as ctrd:
+            ref = f"{self.image.rsplit(':', 1)[0]}@{self.pushed}"
+            ctrd.ctr("content", "fetch", "--hosts-dir", self.hosts_root, ref)
+            p = ctrd.ctr("content", "fetch", "--hosts-dir", wrong.parent, ref, ok=False)
+            check(p.returncode != 0 and UNTRUSTED in p.stdout + p.stderr,
+                  f"containerd with a hosts.toml naming another CA: exit {p.returncode}, "
+                  f"expected a refusal naming '{UNTRUSTED}':\n{p.stdout}{p.stderr}")
+            log(f"  containerd fetched {ref} through {hosts}; refused with another CA")
 
     def step_stop(self):
         reg = self.reg
@@ -253,6 +336,9 @@ def main():
     parser.add_argument("--tools", type=Path, required=True,
                         help="tests/release/tools/build.sh's output (crane, syft)")
     parser.add_argument("--helm", help="helm (default: $LEASEHOLD_HELM, build/realkube/bin/helm)")
+    parser.add_argument("--containerd", type=Path,
+                        help="a folder with containerd and ctr: the containerd step tries the "
+                        "hosts.toml on them")
     parser.add_argument("steps", nargs="*", default=STEPS, help=f"of {' '.join(STEPS)}")
     args = parser.parse_args()
     unknown = [s for s in args.steps if s not in STEPS]
@@ -262,6 +348,11 @@ def main():
         if not os.access(args.tools / tool, os.X_OK):
             print(f"test_oci_registry: no {tool} in {args.tools}: run "
                   "tests/release/tools/build.sh", file=sys.stderr)
+            return 1
+    for tool in ("containerd", "ctr") if args.containerd else ():
+        if not os.access(args.containerd / tool, os.X_OK):
+            print(f"test_oci_registry: no {tool} in {args.containerd}: run "
+                  "tests/realkube/build.sh --node", file=sys.stderr)
             return 1
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="testlib-registry-") as tmp, OciRegistry() as reg:

@@ -20,10 +20,13 @@ Who trusts the test CA, and how:
     this registry without that file too (tried by hand). The file is what a registry at a
     non-loopback address would need.
   - containerd (tests/realkube/node.sh's node): its CRI image service has no registry setting
-    there, so config_path is containerd's default "/etc/containerd/certs.d:/etc/docker/certs.d".
-    For a loopback host without a hosts.toml, containerd skips the verification as Docker does
-    (core/remotes/docker/config/hosts.go); write_containerd_hosts(DIR) writes
-    DIR/HOST:PORT/hosts.toml naming the server and the CA, with which containerd verifies.
+    there, so config_path is containerd's default "/etc/containerd/certs.d:/etc/docker/certs.d"
+    (the first root holding a HOST:PORT folder wins). For a loopback host without a hosts.toml,
+    containerd v2.4.2 skips the verification as Docker does, even with a ca.crt of another CA
+    in the folder (core/remotes/docker/config/hosts.go; tried by hand).
+    write_containerd_hosts(DIR) writes DIR/HOST:PORT/hosts.toml naming the server by https and
+    the CA: with it containerd verifies (testlib.oci_registry_containerd fetches through it and
+    is refused with another CA). For the node's containerd: DIR = /etc/containerd/certs.d.
 """
 import os
 import shutil

@@ -34,10 +34,18 @@ use_pinned_go release/tools/build.sh
 cache_root=${LEASEHOLD_RELEASE_TOOLS_CACHE:-/var/cache/leasehold/release-tools}
 go_version=$(go version)
 go_flags=-trimpath
+strip="-s -w"
 total_start=$(date +%s)
 
-# The module's version of MODULE_PATH as its go.mod pins it. $1: the module's folder.
-mod_version() { (cd "$here/$1" && go list -m -f '{{.Version}}' "$2"); }
+# The version of MODULE_PATH that the go.mod in folder $1 requires, read from the file: a warm
+# machine's copy from the cache needs neither the Go module cache nor the network.
+mod_version() {
+  local v
+  v=$(awk -v m="$2" '$1 == m { print $2 } $1 == "require" && $2 == m { print $3 }' \
+    "$here/$1/go.mod")
+  [ -n "$v" ] || { echo "release/tools/build.sh: $1/go.mod requires no $2" >&2; exit 1; }
+  echo "$v"
+}
 
 # tool DIR MODULE_PATH LDFLAGS NAME=PACKAGE...: the programs of the module in DIR, from the
 # cache or built (then kept in the cache), into OUTDIR; one line says which and how long.
@@ -47,8 +55,8 @@ tool() {
   shift 3
   start=$(date +%s)
   for spec in "$@"; do names+=("${spec%%=*}"); done
-  key=$( (echo "$go_version $go_flags $ldflags $*" && cat "$here/$dir/go.mod" "$here/$dir/go.sum") |
-    sha256sum | cut -c1-16)
+  key=$( (echo "$go_version $go_flags $strip $ldflags $*" &&
+    cat "$here/$dir/go.mod" "$here/$dir/go.sum") | sha256sum | cut -c1-16)
   cache=$cache_root/$dir-$key
   version=$(mod_version "$dir" "$mod")
   local all_cached=1
@@ -59,8 +67,12 @@ tool() {
     tmp_cache=$(mktemp -d "$cache.tmp.XXXXXX")
     for spec in "$@"; do
       # shellcheck disable=SC2086 # go_flags: several words
-      (cd "$here/$dir" && go build $go_flags -ldflags "-s -w ${ldflags//@VERSION@/$version}" \
-        -o "$tmp_cache/${spec%%=*}" "${spec#*=}")
+      (cd "$here/$dir" && go build $go_flags -ldflags "$strip ${ldflags//@VERSION@/$version}" \
+        -o "$tmp_cache/${spec%%=*}" "${spec#*=}") || {
+        rm -rf "$tmp_cache"
+        echo "release/tools/build.sh: building ${spec%%=*} from $dir/go.mod failed" >&2
+        exit 1
+      }
     done
     # Written beside, then renamed: a build killed half-way leaves no entry that looks complete.
     chmod 755 "$tmp_cache"
