@@ -19,7 +19,11 @@ decision, not a claim: nobody claims on it. So is a release that prefers a repli
 controller set preferredHolder when the holder's candidate went; the preferred replica takes the
 release at once, which may beat the controller's own naming write). The decided replica's first
 write (acquireTime, leaseTransitions + 1) starts its term; the history checks run on the claims
-only.
+only, and a term's decision is the last one before that write: the controller may name a replica
+again after its release (its candidate's deletion and the release reach the controller through
+two watches in no common order; renamed_after_release). The history trails the replicas (a watch
+read by a thread of this process): a check on it first waits until it holds the write a replica
+has just been seen to lead with (LeaseHistory.wait_for_write).
 
 coordinated_yield  2 replicas announce --coordinated-version 2.0.0, a third joins with 1.0.0:
              the controller prefers the oldest version and asks the holder to yield
@@ -36,6 +40,9 @@ import time
 
 from leasehold_testing import D, Observer, check, log, real_options, run_scenarios, the_leader
 from leasehold_testing import wait_for
+from leasehold_testing.coordinated_history import (check_term_started_by_own_write,
+                                                   claims_only, named_by_controller, own_write,
+                                                   renamed_after_release)
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.lease_history import history_checks, start_history, stop_history
 
@@ -68,43 +75,6 @@ def seed_lease(env):
                       "acquireTime": now, "renewTime": now, "leaseTransitions": SEED_TOKEN}}
     env.plane.api("POST", f"/apis/coordination.k8s.io/v1/namespaces/{env.namespace}/leases",
                   lease)
-
-
-def claims_only(records):
-    return [r for r in records if not (r[3].get("holderIdentity") and not r[3].get("acquireTime"))]
-
-
-def named_by_controller(records, holder, after=0.0):
-    """When the history saw the controller name `holder` (a record without acquireTime)."""
-    for t, kind, rv, spec in records:
-        if t >= after and spec.get("holderIdentity") == holder and not spec.get("acquireTime"):
-            return t, spec
-    return None, None
-
-
-def decided_for(spec, holder):
-    """A record that hands the Lease to `holder` without starting a term: the controller named
-    it (holderIdentity, no acquireTime), or the Lease was released with `holder` preferred
-    (the controller asked the old holder to yield to it; the Elector takes that at once, and
-    may do so before the controller's own naming write, which then meets a 409). A release
-    sets acquireTime, as client-go's does; it names no holder, so it starts no term."""
-    if not spec.get("holderIdentity"):
-        return spec.get("preferredHolder") == holder
-    return spec.get("holderIdentity") == holder and not spec.get("acquireTime")
-
-
-def check_term_started_by_own_write(records, holder, token):
-    """The controller decided for `holder` with the previous token; `holder`'s own write (with
-    acquireTime) raised it; that write is the one the claim rests on."""
-    decided = [spec for _, _, _, spec in records if decided_for(spec, holder)]
-    own = [spec for _, _, _, spec in records
-           if spec.get("holderIdentity") == holder and spec.get("acquireTime")
-           and spec.get("leaseTransitions") == token]
-    check(decided, f"the controller never decided for {holder} (no record naming it without "
-                   "acquireTime, no release preferring it)")
-    check(decided[-1].get("leaseTransitions", 0) == token - 1,
-          f"the controller's record keeps the old token: {decided[-1]}")
-    check(own, f"no write of {holder} with token {token} in the history")
 
 
 @scenario
@@ -150,6 +120,8 @@ def coordinated(env):
             t_second = time.time()
             check(first.wait(10) == 0, "the SIGTERMed holder exits 0")
             st2 = second.status()
+            history.wait_for_write(f"{second.name}'s write with token {st2['fencingToken']}",
+                                   own_write(second.name, st2["fencingToken"]))
             log(f"SIGTERM of {first.name}: {second.name} leads with token {st2['fencingToken']} "
                 f"{t_second - t_sig:.3f}s after the signal")
             steps = [f"{sp.get('holderIdentity') or '-'}/{sp.get('leaseTransitions', 0)}"
@@ -172,6 +144,8 @@ def coordinated(env):
             third = the_leader([sidecars[2]], timeout=D + CONTROLLER_SLACK)
             t_third = time.time()
             st3 = third.status()
+            history.wait_for_write(f"{third.name}'s write with token {st3['fencingToken']}",
+                                   own_write(third.name, st3["fencingToken"]))
             t_named, spec = named_by_controller(history.records, third.name, after=t_kill)
             last_renew = max(epoch(s["renewTime"]) for t, _, _, s in history.records
                              if s.get("holderIdentity") == second.name and t < t_kill + 1)
@@ -191,6 +165,10 @@ def coordinated(env):
                  lambda: set(candidates(env)) == {second.name}, 10)
     finally:
         stop_history(history)
+    for s in (first, third):
+        for dt in renamed_after_release(history.records, s.name):
+            log(f"the controller named {s.name} again {dt:.3f}s after its release (its "
+                "LeaseCandidate's deletion had not reached the controller's cache yet)")
     for s, token in ((first, SEED_TOKEN + 1), (second, SEED_TOKEN + 2), (third, SEED_TOKEN + 3)):
         check_term_started_by_own_write(history.records, s.name, token)
     history_checks(history, claims_only(history.records))
@@ -226,6 +204,10 @@ def coordinated_yield(env):
             check(third is old, f"the replica of the oldest version leads, not {third.name}")
             st = old.status()
             check(st["fencingToken"] == token + 1, f"token + 1 after the yield: {st}")
+            # The history trails the replicas: once it holds old's acquisition, it holds the
+            # controller's request before it.
+            history.wait_for_write(f"{old.name}'s write with token {st['fencingToken']}",
+                                   own_write(old.name, st["fencingToken"]))
             asked = [t for t, _, _, sp in history.records
                      if sp.get("preferredHolder") == old.name and t >= t_start]
             check(asked, "the controller asked the holder to yield (spec.preferredHolder)")
