@@ -23,7 +23,9 @@ only, and a term's decision is the last one before that write: the controller ma
 again after its release (its candidate's deletion and the release reach the controller through
 two watches in no common order; renamed_after_release). The history trails the replicas (a watch
 read by a thread of this process): a check on it first waits until it holds the write a replica
-has just been seen to lead with (LeaseHistory.wait_for_write).
+has just been seen to lead with (LeaseHistory.wait_for_write); so do the Observer's samplers:
+the overlap check waits for an answer of every running replica sent after the new leader was
+seen (Observer.wait_sampled_since).
 
 coordinated_yield  2 replicas announce --coordinated-version 2.0.0, a third joins with 1.0.0:
              the controller prefers the oldest version and asks the holder to yield
@@ -155,6 +157,7 @@ def coordinated(env):
                 f"at {(t_named or 0) - t_kill:.3f}s")
             check(st3["fencingToken"] == st2["fencingToken"] + 1, f"token + 1: {st3}")
             check(second.name in candidates(env), "a killed replica's candidate stays")
+            obs.wait_sampled_since(t_third)
             obs.check_safety()
             leaders = {a["fencingToken"] for a in obs.answers() if a.get("leader")}
             check(leaders == {SEED_TOKEN + 1, SEED_TOKEN + 2, SEED_TOKEN + 3},
@@ -220,6 +223,9 @@ def coordinated_yield(env):
                 f"{t_led - asked[0]:.3f}s after the request ({t_led - t_start:.3f}s after its "
                 f"start); the Lease: {' -> '.join(steps)}")
             check(t_led - asked[0] < 2.0, "the holder yields at once, not after D")
+            # The samplers trail the replicas too: until the one of the holder that handed over
+            # has an answer from after the handover, its claim reaches its validUntil.
+            obs.wait_sampled_since(t_led)
             obs.check_safety()
     finally:
         stop_history(history)
