@@ -99,8 +99,19 @@ def coordinated(env):
             log(f"first leader {first.name} token {st['fencingToken']}: "
                 f"{t_first - t0:.3f}s after the first replica started")
             check(first.name == "replica-0", f"the oldest candidate leads, not {first.name}")
-            check(t_first - t0 >= SEED_DURATION - 0.2,
-                  f"replica-0 waited out the seeded holder's {SEED_DURATION}s on its own clock")
+            # replica-0 creates its candidate and reads the Lease at once; the controller names
+            # it some milliseconds after the candidate's creation. When that naming comes
+            # first, replica-0 never saw the seeded term and takes the controller's word that
+            # it ended (docs/design.md: the gap left on purpose); else it waits it out.
+            seen = [l.get("holder") for l in first.log_lines()
+                    if l.get("msg") == "new leader observed"]
+            if seen and seen[0] == "old-holder":
+                check(t_first - t0 >= SEED_DURATION - 0.2,
+                      f"replica-0 waited out the seeded holder's {SEED_DURATION}s on its own "
+                      "clock")
+            else:
+                log(f"replica-0 was named before its first read of the Lease (it saw {seen[:1]}"
+                    "): it had no earlier term to wait out")
             check(st["fencingToken"] == SEED_TOKEN + 1,
                   f"token {st['fencingToken']}: above the seeded {SEED_TOKEN}, by one")
             cs = wait_for("3 LeaseCandidates", lambda: (lambda c: c if len(c) == 3 else None)(
