@@ -70,7 +70,8 @@ int runSidecarProcess(const SidecarProcessInputs& in, const log::Logger& logger)
                                      logger, rt.random01());
   store.answered = [&rt] { return rt.api.answered(); };
   // The LeaseCandidate is deleted before the release on the way out, so that the controller
-  // cannot name a replica that is leaving.
+  // does not name a replica that is leaving (unless its candidate cache trails its Lease cache:
+  // docs/design.md).
   auto candidate = leaseCandidate(cfg, setup, rt, logger);
   if (candidate) {
     store.beforeShutdown = [&candidate](std::function<void()> then) {

@@ -19,7 +19,13 @@ decision, not a claim: nobody claims on it. So is a release that prefers a repli
 controller set preferredHolder when the holder's candidate went; the preferred replica takes the
 release at once, which may beat the controller's own naming write). The decided replica's first
 write (acquireTime, leaseTransitions + 1) starts its term; the history checks run on the claims
-only.
+only, and a term's decision is the last one before that write: the controller may name a replica
+again after its release (its candidate's deletion and the release reach the controller through
+two watches in no common order; renamed_after_release). The history trails the replicas (a watch
+read by a thread of this process): a check on it first waits until it holds the write a replica
+has just been seen to lead with (LeaseHistory.wait_for_write); so do the Observer's samplers:
+the overlap check waits for an answer of every running replica sent after the new leader was
+seen (Observer.wait_sampled_since).
 
 coordinated_yield  2 replicas announce --coordinated-version 2.0.0, a third joins with 1.0.0:
              the controller prefers the oldest version and asks the holder to yield
@@ -36,6 +42,9 @@ import time
 
 from leasehold_testing import D, Observer, check, log, real_options, run_scenarios, the_leader
 from leasehold_testing import wait_for
+from leasehold_testing.coordinated_history import (check_term_started_by_own_write,
+                                                   claims_only, named_by_controller, own_write,
+                                                   renamed_after_release)
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.lease_history import history_checks, start_history, stop_history
 
@@ -70,43 +79,6 @@ def seed_lease(env):
                   lease)
 
 
-def claims_only(records):
-    return [r for r in records if not (r[3].get("holderIdentity") and not r[3].get("acquireTime"))]
-
-
-def named_by_controller(records, holder, after=0.0):
-    """When the history saw the controller name `holder` (a record without acquireTime)."""
-    for t, kind, rv, spec in records:
-        if t >= after and spec.get("holderIdentity") == holder and not spec.get("acquireTime"):
-            return t, spec
-    return None, None
-
-
-def decided_for(spec, holder):
-    """A record that hands the Lease to `holder` without starting a term: the controller named
-    it (holderIdentity, no acquireTime), or the Lease was released with `holder` preferred
-    (the controller asked the old holder to yield to it; the Elector takes that at once, and
-    may do so before the controller's own naming write, which then meets a 409). A release
-    sets acquireTime, as client-go's does; it names no holder, so it starts no term."""
-    if not spec.get("holderIdentity"):
-        return spec.get("preferredHolder") == holder
-    return spec.get("holderIdentity") == holder and not spec.get("acquireTime")
-
-
-def check_term_started_by_own_write(records, holder, token):
-    """The controller decided for `holder` with the previous token; `holder`'s own write (with
-    acquireTime) raised it; that write is the one the claim rests on."""
-    decided = [spec for _, _, _, spec in records if decided_for(spec, holder)]
-    own = [spec for _, _, _, spec in records
-           if spec.get("holderIdentity") == holder and spec.get("acquireTime")
-           and spec.get("leaseTransitions") == token]
-    check(decided, f"the controller never decided for {holder} (no record naming it without "
-                   "acquireTime, no release preferring it)")
-    check(decided[-1].get("leaseTransitions", 0) == token - 1,
-          f"the controller's record keeps the old token: {decided[-1]}")
-    check(own, f"no write of {holder} with token {token} in the history")
-
-
 @scenario
 @real_options(real_only=True, chart_values={"coordinated": True})
 def coordinated(env):
@@ -127,8 +99,19 @@ def coordinated(env):
             log(f"first leader {first.name} token {st['fencingToken']}: "
                 f"{t_first - t0:.3f}s after the first replica started")
             check(first.name == "replica-0", f"the oldest candidate leads, not {first.name}")
-            check(t_first - t0 >= SEED_DURATION - 0.2,
-                  f"replica-0 waited out the seeded holder's {SEED_DURATION}s on its own clock")
+            # replica-0 creates its candidate and reads the Lease at once; the controller names
+            # it some milliseconds after the candidate's creation. When that naming comes
+            # first, replica-0 never saw the seeded term and takes the controller's word that
+            # it ended (docs/design.md: the gap left on purpose); else it waits it out.
+            seen = [l.get("holder") for l in first.log_lines()
+                    if l.get("msg") == "new leader observed"]
+            if seen and seen[0] == "old-holder":
+                check(t_first - t0 >= SEED_DURATION - 0.2,
+                      f"replica-0 waited out the seeded holder's {SEED_DURATION}s on its own "
+                      "clock")
+            else:
+                log(f"replica-0 was named before its first read of the Lease (it saw {seen[:1]}"
+                    "): it had no earlier term to wait out")
             check(st["fencingToken"] == SEED_TOKEN + 1,
                   f"token {st['fencingToken']}: above the seeded {SEED_TOKEN}, by one")
             cs = wait_for("3 LeaseCandidates", lambda: (lambda c: c if len(c) == 3 else None)(
@@ -150,6 +133,8 @@ def coordinated(env):
             t_second = time.time()
             check(first.wait(10) == 0, "the SIGTERMed holder exits 0")
             st2 = second.status()
+            history.wait_for_write(f"{second.name}'s write with token {st2['fencingToken']}",
+                                   own_write(second.name, st2["fencingToken"]))
             log(f"SIGTERM of {first.name}: {second.name} leads with token {st2['fencingToken']} "
                 f"{t_second - t_sig:.3f}s after the signal")
             steps = [f"{sp.get('holderIdentity') or '-'}/{sp.get('leaseTransitions', 0)}"
@@ -172,6 +157,8 @@ def coordinated(env):
             third = the_leader([sidecars[2]], timeout=D + CONTROLLER_SLACK)
             t_third = time.time()
             st3 = third.status()
+            history.wait_for_write(f"{third.name}'s write with token {st3['fencingToken']}",
+                                   own_write(third.name, st3["fencingToken"]))
             t_named, spec = named_by_controller(history.records, third.name, after=t_kill)
             last_renew = max(epoch(s["renewTime"]) for t, _, _, s in history.records
                              if s.get("holderIdentity") == second.name and t < t_kill + 1)
@@ -181,6 +168,7 @@ def coordinated(env):
                 f"at {(t_named or 0) - t_kill:.3f}s")
             check(st3["fencingToken"] == st2["fencingToken"] + 1, f"token + 1: {st3}")
             check(second.name in candidates(env), "a killed replica's candidate stays")
+            obs.wait_sampled_since(t_third)
             obs.check_safety()
             leaders = {a["fencingToken"] for a in obs.answers() if a.get("leader")}
             check(leaders == {SEED_TOKEN + 1, SEED_TOKEN + 2, SEED_TOKEN + 3},
@@ -191,6 +179,10 @@ def coordinated(env):
                  lambda: set(candidates(env)) == {second.name}, 10)
     finally:
         stop_history(history)
+    for s in (first, third):
+        for dt in renamed_after_release(history.records, s.name):
+            log(f"the controller named {s.name} again {dt:.3f}s after its release (its "
+                "LeaseCandidate's deletion had not reached the controller's cache yet)")
     for s, token in ((first, SEED_TOKEN + 1), (second, SEED_TOKEN + 2), (third, SEED_TOKEN + 3)):
         check_term_started_by_own_write(history.records, s.name, token)
     history_checks(history, claims_only(history.records))
@@ -226,6 +218,10 @@ def coordinated_yield(env):
             check(third is old, f"the replica of the oldest version leads, not {third.name}")
             st = old.status()
             check(st["fencingToken"] == token + 1, f"token + 1 after the yield: {st}")
+            # The history trails the replicas: once it holds old's acquisition, it holds the
+            # controller's request before it.
+            history.wait_for_write(f"{old.name}'s write with token {st['fencingToken']}",
+                                   own_write(old.name, st["fencingToken"]))
             asked = [t for t, _, _, sp in history.records
                      if sp.get("preferredHolder") == old.name and t >= t_start]
             check(asked, "the controller asked the holder to yield (spec.preferredHolder)")
@@ -238,6 +234,9 @@ def coordinated_yield(env):
                 f"{t_led - asked[0]:.3f}s after the request ({t_led - t_start:.3f}s after its "
                 f"start); the Lease: {' -> '.join(steps)}")
             check(t_led - asked[0] < 2.0, "the holder yields at once, not after D")
+            # The samplers trail the replicas too: until the one of the holder that handed over
+            # has an answer from after the handover, its claim reaches its validUntil.
+            obs.wait_sampled_since(t_led)
             obs.check_safety()
     finally:
         stop_history(history)

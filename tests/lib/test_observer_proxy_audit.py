@@ -79,6 +79,28 @@ class ObserverChecks(unittest.TestCase):
         with self.assertRaisesRegex(Failure, "claims overlap"):
             bad.check_safety()
 
+    def test_a_check_waits_for_an_answer_since_the_handover(self):
+        # coordinated_yield on a loaded machine (the flake table): a#0 handed over at 1.27,
+        # b#0 led from 1.289; checked before a#0's sampler had an answer from after that, a#0
+        # still claimed up to its validUntil (1.9). wait_sampled_since waits for that answer.
+        class Running:
+            def __init__(self, name):
+                self.name, self.proc = name, object()
+
+            def alive(self):
+                return True
+
+        obs = observer([true(0.1, "a#0", 1, 1.6, 0.0), true(1.2, "a#0", 1, 1.9, 0.0),
+                        true(1.3, "b#0", 2, 2.8, 1.289)])
+        obs.sidecars = [Running("a"), Running("b")]
+        with self.assertRaisesRegex(Failure, "claims overlap: a#0 .* until .*900"):
+            obs.check_safety()
+        with self.assertRaisesRegex(Failure, "an answer of every running sidecar"):
+            obs.wait_sampled_since(BASE + 1.3, timeout=0.05)
+        obs.samples.append(false(1.31, "a#0"))
+        obs.wait_sampled_since(BASE + 1.3, timeout=0.05)
+        obs.check_safety()
+
     def test_tokens_must_go_up(self):
         obs = observer([true(0.1, "a#0", 3, 1.6, 0.0), false(1.7, "a#0"),
                         true(2.0, "b#0", 3, 3.5, 1.9)])

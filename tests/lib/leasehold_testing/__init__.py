@@ -26,7 +26,9 @@ check, ...`); the rest is imported from its module:
                    generation, samples; the Incarnated mixin, also etcd_env's EtcdIncarnation)
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
   lease_history    LeaseHistory: every version of a Lease, from a watch; start_history,
-                   stop_history, history_checks
+                   stop_history, history_checks, wait_for_record (the history trails the server)
+  coordinated_history  the controller's decisions and the terms they start in a Lease's
+                   history under --coordinated
   fenced_store     FencedStore, FencedWriter: the fenced SQLite writes of a chaos run
   proc             the one /proc sampler: footprint (RSS, threads, fds), CPU time, state
   wrk              the one wrk runner and its report as numbers

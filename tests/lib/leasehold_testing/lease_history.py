@@ -8,8 +8,15 @@ import ssl
 import threading
 import time
 
-from .checks import check
+from .checks import check, wait_for
 from .terms import check_history_tokens, check_terms, history_terms
+from .timings import slack
+
+# How long a write the API server has applied may take to reach `records`. It is on its way
+# already (a replica has acted on it), so a healthy watch brings it in milliseconds; on a
+# loaded machine it trailed a replica's /leader by tens of milliseconds (the flake table in
+# tests/README.md). The bound only limits how long a broken watch goes unnoticed.
+CATCH_UP = slack(5.0)
 
 
 class LeaseHistory(threading.Thread):
@@ -86,6 +93,10 @@ class LeaseHistory(threading.Thread):
         self.records.append((time.time(), kind, rv, obj.get("spec", {})))
         self.rv = rv
 
+    def wait_for_write(self, what, predicate, timeout=CATCH_UP):
+        """wait_for_record on this history's records."""
+        return wait_for_record(self.records, what, predicate, timeout)
+
     def stop(self):
         self.stop_event.set()
         if self.sock is not None:
@@ -93,6 +104,18 @@ class LeaseHistory(threading.Thread):
                 self.sock.shutdown(2)
             except OSError:
                 pass
+
+
+def wait_for_record(records, what, predicate, timeout=CATCH_UP):
+    """The spec of the first record whose spec satisfies `predicate`, once `records` (a
+    LeaseHistory's, still growing) holds one; else Failure naming `what`. A history trails the
+    API server (a watch, read by a thread of the test process), so a check on it must first
+    wait for a write that the caller has seen take effect elsewhere (a replica leading with the
+    token of its acquisition): the watch brings writes in resourceVersion order, so every write
+    before that one is then in `records` too."""
+    def found():
+        return next((spec for _, _, _, spec in list(records) if predicate(spec)), None)
+    return wait_for(f"the Lease history to hold {what}", found, timeout, interval=0.005)
 
 
 def start_history(env, port=None, lease="demo"):

@@ -2,9 +2,12 @@
 import threading
 import time
 
-from .checks import check
+from .checks import check, wait_for
 from .kube_time import epoch
 from .leader_sampler import Sampler
+from .timings import slack
+
+SAMPLE_TIMEOUT = 0.5  # seconds: a sampler's request to /leader
 
 
 class Observer:
@@ -75,8 +78,8 @@ class Observer:
         """Samples SIDECAR from now on. sampler: Sampler's contract for another kind of
         sidecar (pod_sampler.PodSampler: a pod's, from inside its network namespace)."""
         self.sidecars = self.sidecars + [sidecar]
-        sampler = sampler(sidecar, self.interval, record=self._record, follow=True, timeout=0.5,
-                          keep_alive=False)
+        sampler = sampler(sidecar, self.interval, record=self._record, follow=True,
+                          timeout=SAMPLE_TIMEOUT, keep_alive=False)
         self.samplers.append(sampler)
         if self.running:
             sampler.start()
@@ -152,6 +155,24 @@ class Observer:
                       f"{b[2]} (token {b[3]}) from {b[0]:.3f}")
                 check(b[3] > a[3], f"token did not go up: {a[2]}={a[3]} then {b[2]}={b[3]}")
         return terms
+
+    def wait_sampled_since(self, t, timeout=None):
+        """Waits until every sidecar still running has answered a request sent at or after `t`
+        (its wall clock): check_safety then knows where each claim stood at `t`. The samplers
+        trail the sidecars (a thread each, one request at a time), and until a holder that has
+        just released or handed over answers again, its claim is the one its last answer gave
+        it, up to its validUntil. Bound: a request in flight at `t` ends by its timeout, the
+        next one is sent within `interval` and ends by its timeout too."""
+        timeout = 2 * SAMPLE_TIMEOUT + self.interval + slack(1.0) if timeout is None else timeout
+
+        def missing():
+            with self.lock:
+                answered = {label for t0, _, label, st in self.samples
+                            if t0 >= t and st is not None and "exited" not in st}
+            return [s.name for s in self.sidecars
+                    if s.alive() and self._label(s, s.proc) not in answered]
+        wait_for(f"an answer of every running sidecar to a request sent since {t:.3f}",
+                 lambda: not missing(), timeout)
 
     def leaders_now(self):
         return [s for s in self.sidecars if s.alive() and s.leader()]
