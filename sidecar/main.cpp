@@ -17,6 +17,7 @@
 #include "cluster/RestConfigLoader.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
+#include "runtime/ResidentCode.h"
 #include "runtime/WatchTimeoutHook.h"
 #include "supervise/WatchdogOrder.h"
 #include "supervise/WatchdogProcess.h"
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
   if (lh::supervise::WatchdogProcess::invoked(argc, argv)) {
     lh::supervise::WatchdogProcess::run(lh::supervise::kWatchdogOrderFd);
   }
+  // Before the set-up: what exec, the loader and the static constructors mapped goes, and the
+  // set-up's code comes in a piece at a time (the peak RSS is the set-up's).
+  lh::runtime::keepOnlyTouchedCodeResident();
   ::signal(SIGPIPE, SIG_IGN);
   const auto env = lh::config::ConfigLoader::processEnvironment();
   const auto outcome = lh::config::ConfigLoader(env).load(argc, argv);
