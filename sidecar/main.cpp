@@ -19,6 +19,7 @@
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
 #include "install/CopySelfCommand.h"
+#include "runtime/ResidentCode.h"
 #include "runtime/WatchTimeoutHook.h"
 #include "supervise/WatchdogOrder.h"
 #include "supervise/WatchdogProcess.h"
@@ -70,6 +71,9 @@ int main(int argc, char** argv) {
   if (lh::install::CopySelfCommand::invoked(argc, argv)) {
     return lh::install::CopySelfCommand::run({argv + 2, argv + argc}, std::cout, std::cerr);
   }
+  // Before the set-up: what exec, the loader and the static constructors mapped goes, and the
+  // set-up's code comes in a piece at a time (the peak RSS is the set-up's).
+  lh::runtime::keepOnlyTouchedCodeResident();
   ::signal(SIGPIPE, SIG_IGN);
   const auto env = lh::config::ConfigLoader::processEnvironment();
   const auto outcome = lh::config::ConfigLoader(env).load(argc, argv);

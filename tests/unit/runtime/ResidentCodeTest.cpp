@@ -1,14 +1,19 @@
 // keepOnlyTouchedCodeResident on this test process: afterwards fewer code pages are resident
 // (fault-around had mapped many that never ran), the process keeps running normally, and
-// relocated read-only data is left alone (a pointer table read after the call still works); the
-// delayed drop runs at its time on the clock, not before.
+// relocated read-only data is left alone (a pointer table read after the call still works);
+// every read-only file mapping is split into pieces of at most two pages (so that fault-around
+// maps no more than that); the delayed drop runs at its time on the clock, not before.
 #include "runtime/ResidentCode.h"
 
 #include <gtest/gtest.h>
 
 #include "FakeClock.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -35,6 +40,34 @@ long residentCodeKb() {
   return total;
 }
 
+// The largest read-only mapping of this test's executable, in pages, and how many there are
+// (other files may be mapped later than the first call, e.g. by a library).
+struct ReadOnlyMappings {
+  long largestPages = 0;
+  long count = 0;
+};
+
+ReadOnlyMappings readOnlyExecutableMappings() {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  ReadOnlyMappings out;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, inode, path;
+    if (!(fields >> range >> perms >> offset >> device >> inode >> path)) continue;
+    if (path != self || perms.size() < 2 || perms[1] == 'w') continue;
+    const auto dash = range.find('-');
+    const long pages = static_cast<long>((std::stoul(range.substr(dash + 1), nullptr, 16) -
+                                          std::stoul(range.substr(0, dash), nullptr, 16)) /
+                                         static_cast<unsigned long>(page));
+    out.largestPages = std::max(out.largestPages, pages);
+    out.count++;
+  }
+  return out;
+}
+
 const char* const kNames[] = {"relocated", "pointer", "table"};
 
 TEST(ResidentCodeTest, DropsCodePagesThatDoNotRunAndKeepsRunning) {
@@ -45,6 +78,13 @@ TEST(ResidentCodeTest, DropsCodePagesThatDoNotRunAndKeepsRunning) {
   EXPECT_EQ(std::string(kNames[1]), "pointer");
   keepOnlyTouchedCodeResident();  // twice is harmless
   EXPECT_EQ(std::string(kNames[2]), "table");
+}
+
+TEST(ResidentCodeTest, SplitsTheExecutablesReadOnlyMappingsIntoPiecesOfTwoPages) {
+  keepOnlyTouchedCodeResident();
+  const ReadOnlyMappings after = readOnlyExecutableMappings();
+  EXPECT_LE(after.largestPages, 2) << "fault-around would map up to 16 pages in a larger one";
+  EXPECT_GT(after.count, 100) << "this test binary's text alone is megabytes";
 }
 
 // Fault-around maps code pages near every page that runs; run enough test code to bring some
