@@ -62,6 +62,7 @@ import re
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from leasehold_testing import chart_suite
@@ -425,14 +426,15 @@ def main():
     args = chart_suite.parse_names(ap, STEPS, "step")
     steps = args.steps or list(GATE_STEPS)
     with tempfile.TemporaryDirectory(prefix="leasehold-node-chart-") as tmp, \
-            OciRegistry() as registry:
+            OciRegistry() as registry, ThreadPoolExecutor(1) as pool:
         tmp = Path(tmp)
-        published = release_to_registry(args, tmp / "release", registry)
+        # The release while the cluster comes up: neither needs the other until the install.
+        release = pool.submit(release_to_registry, args, tmp / "release", registry)
         t0 = time.monotonic()
         with ControlPlane(node=True) as cp:
             log(f"single-node cluster up in {time.monotonic() - t0:.1f}s "
                 f"(the node {cp.env.get('NODE_UP_SECONDS')} s of it)")
-            return on_the_node(cp, args, steps, tmp, registry, published)
+            return on_the_node(cp, args, steps, tmp, registry, release.result())
 
 
 def on_the_node(cp, args, steps, tmp, registry, published):
