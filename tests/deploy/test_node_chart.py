@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""The chart installed for real: `helm install` of charts/leasehold on a single-node cluster with
-a real kubelet (tests/realkube/start.sh up DIR --node), as a user installs it, then what users
-do to its pods.
+"""The chart installed for real, as a user installs a release: `helm install demo
+oci://REGISTRY/charts/leasehold --version X` on a single-node cluster with a real kubelet
+(tests/realkube/start.sh up DIR --node), then what users do to its pods.
 
-    test_node_chart.py --binary PATH [--helm BIN] [STEP...]
+    test_node_chart.py --build-dir DIR --tools DIR [--helm BIN] [STEP...]
 
-The image is the Dockerfile's runtime stage with PATH (test_image.build_image, as deploy.image
-builds it), tagged leasehold:node, imported into the node with the stand-ins for the chart's
-default busybox and curl images (tests/realkube/node_images.sh: no registry). The chart's
-defaults (D=15s R=10s P=2s, 3 replicas) but the image and an app that takes 2 s to stop, plus
+First scripts/release.sh publishes this checkout (leasehold_testing.release_run: a clone with
+the work tree's changes committed, this build's binaries through --build-dir, amd64 only) to a
+local registry with TLS from a test CA (leasehold_testing.oci_registry). The chart is installed
+from there with its values as pushed: the image REGISTRY/leasehold:VERSION@sha256:<the index's
+digest>, pullPolicy IfNotPresent, which the node's containerd pulls from the registry, verifying
+its certificate (the registry's hosts.toml in the node's config_path, tests/realkube/node.sh).
+Nothing imports leasehold's image into the node: the test checks that the node holds none
+before the install, and after it that every sidecar runs the pinned ref, the kubelet's imageID
+has the digest and containerd holds REGISTRY/leasehold@DIGEST. Only the chart's default busybox
+and curl images are imported, as stand-ins (tests/realkube/node_images.sh). The chart's
+defaults (D=15s R=10s P=2s, 3 replicas) but an app that takes 2 s to stop, plus
 podLabel=leasehold.io/leader and the leader Service.
 
 The app side is judged from inside the pods, as an app sees it: `kubectl exec` into each pod's
@@ -48,12 +55,14 @@ Steps (default: delete crash helmtest, the gate's; the others run in the full su
             sidecar on /healthz no sooner than D + 20 s after its last renewal; the new process
             stays live and not Ready until the API server is back.
 Then `helm uninstall` removes the pods. The times are printed.
-Needs root, docker and the node's binaries (tests/realkube/build.sh --node)."""
+Needs root, docker, the node's binaries (tests/realkube/build.sh --node), Debian's
+docker-registry and the release tools (tests/release/tools/build.sh)."""
 import json
 import re
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from leasehold_testing import chart_suite
@@ -62,13 +71,14 @@ from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.helm import Helm, HelmError, chart_value
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.node_cluster import NodeCluster
+from leasehold_testing.oci_registry import OciRegistry, OciRegistryError
 from leasehold_testing.pod_load import PodLoad
 from leasehold_testing.pod_watch import PodWatch
+from leasehold_testing.release_run import ReleaseRun
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_image import build_image, memory_bytes, parse_duration  # noqa: E402 - one image build
+from test_image import memory_bytes, parse_duration  # noqa: E402
 
-IMAGE = "leasehold:node"
 NAMESPACE = "node-chart"
 RELEASE = "demo"
 POD_LABEL = "leasehold.io/leader"
@@ -358,57 +368,118 @@ def proc_kib(pid, field):
     raise Failure(f"/proc/{pid}/status has no {field}")
 
 
+def release_to_registry(args, tmp, registry):
+    """scripts/release.sh of this checkout (release_run: a clone, this build's binaries, amd64)
+    to REGISTRY; what it published."""
+    rel = ReleaseRun(tmp, args.build_dir, args.tools, Helm(args.helm).path)
+    rel.registry = registry
+    try:
+        carried = rel.clone_tree()
+        published = rel.publish("amd64")
+    finally:
+        rel.remove_local_images()
+    log(f"release: scripts/release.sh {published.version} --arch amd64 to {registry.host} in "
+        f"{published.took:.0f}s" + (" (the work tree's changes committed in a clone)"
+                                     if carried else "") +
+        f": image index {published.index_digest}, chart {published.chart_version}")
+    return published
+
+
+def check_pulled(cluster, pods, registry, published):
+    """Each pod's sidecar runs the chart's pinned image, REGISTRY/leasehold:TAG@DIGEST, which
+    the node's containerd pulled from REGISTRY (the kubelet's imageID has the digest)."""
+    want = f"{registry.host}/leasehold:{published.version}@{published.index_digest}"
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        spec = next(c for c in pod["spec"]["initContainers"] if c["name"] == "leasehold")
+        check(spec["image"] == want and spec["imagePullPolicy"] == "IfNotPresent",
+              f"{name}'s sidecar image {spec['image']} ({spec['imagePullPolicy']}), want {want} "
+              "(IfNotPresent)")
+        status = next(c for c in pod["status"]["initContainerStatuses"]
+                      if c["name"] == "leasehold")
+        check(status["imageID"].endswith("@" + published.index_digest),
+              f"{name}'s sidecar runs {status['imageID']}, not the index {published.index_digest}")
+    refs = [r for r in cluster.runtime_images() if r.startswith(f"{registry.host}/leasehold")]
+    check(f"{registry.host}/leasehold@{published.index_digest}" in refs,
+          f"the node's containerd holds no {registry.host}/leasehold@{published.index_digest}: "
+          f"{refs}")
+    log(f"install: every sidecar runs {want} (IfNotPresent), imageID "
+        f"{status['imageID']}; containerd pulled it: {', '.join(refs)}")
+
+
+def product_images(cluster):
+    """The refs in the node's containerd naming a leasehold image (not leasehold.test/pause)."""
+    return [r for r in cluster.runtime_images() if re.search(r"(^|/)leasehold[:@]", r)]
+
+
 GATE_STEPS = ("delete", "crash", "helmtest")
 STEPS = GATE_STEPS + ("rollout", "evict", "memory", "probes")
 
 
 def main():
     ap = chart_suite.parser()
-    ap.add_argument("--binary", required=True, help="the release build's sidecar")
+    ap.add_argument("--build-dir", required=True, type=Path,
+                    help="the directory holding this checkout's CMake build `release` "
+                         "(scripts/release.sh --build-dir)")
+    ap.add_argument("--tools", required=True, type=Path,
+                    help="crane, syft, cosign (tests/release/tools/build.sh)")
     args = chart_suite.parse_names(ap, STEPS, "step")
     steps = args.steps or list(GATE_STEPS)
-    build_image(IMAGE, args.binary)
-    t0 = time.monotonic()
-    with ControlPlane(node=True) as cp, tempfile.TemporaryDirectory() as tmp:
-        log(f"single-node cluster up in {time.monotonic() - t0:.1f}s "
-            f"(the node {cp.env.get('NODE_UP_SECONDS')} s of it)")
-        cluster = NodeCluster(cp, NAMESPACE, Helm(args.helm, cp.admin_kubeconfig))
-        images = [IMAGE, chart_value("example.app.image"), chart_value("tests.image")]
-        t1 = time.monotonic()
-        cluster.import_images(*images)
-        log(f"images in the node: {', '.join(images)} ({time.monotonic() - t1:.0f}s)")
-        t1 = time.monotonic()
-        pods = cluster.install_chart(
-            RELEASE, f"docker.io/library/{IMAGE}", "--set", f"podLabel={POD_LABEL}",
-            "--set", "leaderService.enabled=true",
-            "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}")
-        log(f"install: helm install --wait: {len(pods)} pods Ready in "
-            f"{time.monotonic() - t1:.1f}s")
+    with tempfile.TemporaryDirectory(prefix="leasehold-node-chart-") as tmp, \
+            OciRegistry() as registry, ThreadPoolExecutor(1) as pool:
+        tmp = Path(tmp)
+        # The release while the cluster comes up: neither needs the other until the install.
+        release = pool.submit(release_to_registry, args, tmp / "release", registry)
+        t0 = time.monotonic()
+        with ControlPlane(node=True) as cp:
+            log(f"single-node cluster up in {time.monotonic() - t0:.1f}s "
+                f"(the node {cp.env.get('NODE_UP_SECONDS')} s of it)")
+            return on_the_node(cp, args, steps, tmp, registry, release.result())
 
-        with PodWatch(cluster, Path(tmp) / "fence.db") as watch:
-            scenarios = Scenarios(cluster, watch)
-            name = scenarios.settle("after the install")
-            log(f"install: {name} leads ({scenarios.answer['holder']}, token "
-                f"{scenarios.answer['fencingToken']}) as every pod's /leader and status file "
-                f"and the Lease say; -l {POD_LABEL}=true names it and the Service "
-                f"{LEADER_SERVICE}'s EndpointSlice holds its address only")
-            rc = run_steps(steps, lambda step: (scenarios.settle(f"before {step}"),
-                                                getattr(scenarios, step)()),
-                           (Failure, HelmError))
-        terms, accepted, rejected = watch.check()
-        log(f"the samplers: {len(terms)} terms, no two claims overlap, tokens "
-            f"{[t[3] for t in terms]}; the fenced store accepted {accepted} writes and rejected "
-            f"{rejected}, never a lower token")
-        cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
-        wait_for("the pods to be gone after helm uninstall", lambda: not cluster.pods(), 60,
-                 interval=0.5)
-        log("uninstall: helm uninstall removed every pod")
+
+def on_the_node(cp, args, steps, tmp, registry, published):
+    cluster = NodeCluster(cp, NAMESPACE, Helm(args.helm, cp.admin_kubeconfig))
+    images = [chart_value("example.app.image"), chart_value("tests.image")]
+    t1 = time.monotonic()
+    cluster.import_images(*images)
+    log(f"images in the node: {', '.join(images)} ({time.monotonic() - t1:.0f}s); "
+        "leasehold's comes from the registry")
+    check(not product_images(cluster), f"a leasehold image in the node before the install: "
+          f"{product_images(cluster)}")
+    t1 = time.monotonic()
+    pods = cluster.install_released_chart(
+        RELEASE, registry, published.chart_version, "--set", f"podLabel={POD_LABEL}",
+        "--set", "leaderService.enabled=true",
+        "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}")
+    log(f"install: helm install oci://{registry.host}/charts/leasehold --version "
+        f"{published.chart_version} --wait: {len(pods)} pods Ready in "
+        f"{time.monotonic() - t1:.1f}s")
+    check_pulled(cluster, pods, registry, published)
+
+    with PodWatch(cluster, tmp / "fence.db") as watch:
+        scenarios = Scenarios(cluster, watch)
+        name = scenarios.settle("after the install")
+        log(f"install: {name} leads ({scenarios.answer['holder']}, token "
+            f"{scenarios.answer['fencingToken']}) as every pod's /leader and status file "
+            f"and the Lease say; -l {POD_LABEL}=true names it and the Service "
+            f"{LEADER_SERVICE}'s EndpointSlice holds its address only")
+        rc = run_steps(steps, lambda step: (scenarios.settle(f"before {step}"),
+                                            getattr(scenarios, step)()),
+                       (Failure, HelmError))
+    terms, accepted, rejected = watch.check()
+    log(f"the samplers: {len(terms)} terms, no two claims overlap, tokens "
+        f"{[t[3] for t in terms]}; the fenced store accepted {accepted} writes and rejected "
+        f"{rejected}, never a lower token")
+    cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
+    wait_for("the pods to be gone after helm uninstall", lambda: not cluster.pods(), 60,
+             interval=0.5)
+    log("uninstall: helm uninstall removed every pod")
     return rc
 
 
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except Failure as e:
+    except (Failure, OciRegistryError) as e:  # the registry's: it could not start
         print(f"FAIL: {e}", file=sys.stderr)
         sys.exit(1)

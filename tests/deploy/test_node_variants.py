@@ -15,8 +15,8 @@ runmode    helm install with runMode.enabled=true (`leasehold run` as the app co
 shards     helm install with shards=4: every pod Ready, every shard owned by exactly one pod
            (each pod's /shards from inside it), the pods' counts differ by at most one.
 The image is the Dockerfile's runtime stage with PATH (test_image.build_image), tagged
-leasehold:node, as deploy.node_chart builds it. Needs root, docker and the node's binaries
-(tests/realkube/build.sh --node)."""
+leasehold:node and imported into the node (deploy.node_chart pulls a release from a registry
+instead). Needs root, docker and the node's binaries (tests/realkube/build.sh --node)."""
 import json
 import sys
 import time

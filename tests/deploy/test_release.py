@@ -36,7 +36,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -47,82 +46,22 @@ import yaml
 
 from leasehold_testing import Failure, check, log, run_steps
 from leasehold_testing.oci_registry import OciRegistry, OciRegistryError
-from leasehold_testing.paths import ROOT, product_version, project_setting
+from leasehold_testing.paths import ROOT, project_setting
+from leasehold_testing.release_run import DOWNLOAD_URL, ReleaseRun, git, run
 
 STEPS = ["refusals", "release", "index", "again", "chart", "krew", "sbom", "cosign"]
 MAX_IMAGE_BYTES = 12 * 1000 * 1000
-# Never fetched: krew installs from --archive. .invalid: a name that is no one's site.
-DOWNLOAD_URL = "https://downloads.invalid/leasehold/v{version}"
 
 
-def run(cmd, ok=True, timeout=120, **kw):
-    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout,
-                       **kw)
-    if ok:
-        check(r.returncode == 0, f"{' '.join(map(str, cmd))} exited {r.returncode}: "
-              f"{r.stdout[-2000:]}{r.stderr[-2000:]}")
-    return r
-
-
-def git(repo, *args, **kw):
-    return run(["git", "-C", repo, "-c", "user.name=leasehold-test",
-                "-c", "user.email=test@localhost", *args], **kw)
-
-
-def clone_as_is(dest):
-    """A clone of ROOT's HEAD plus its uncommitted and untracked (not ignored) files, committed:
-    the tree as it is, clean. Returns whether anything beyond HEAD was carried over."""
-    head = git(ROOT, "rev-parse", "HEAD").stdout.strip()
-    git(ROOT.parent, "clone", "--quiet", "--no-checkout", ROOT, dest)
-    git(dest, "checkout", "--quiet", "--detach", head)
-    listed = run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
-                  "--exclude-standard"]).stdout.split("\0")
-    for name in filter(None, listed):
-        src, dst = ROOT / name, dest / name
-        if src.is_symlink() or src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if dst.exists() or dst.is_symlink():
-                dst.unlink()
-            shutil.copy2(src, dst, follow_symlinks=False)
-    for name in filter(None, run(["git", "-C", ROOT, "ls-files", "-z", "--deleted"])
-                       .stdout.split("\0")):
-        (dest / name).unlink(missing_ok=True)
-    git(dest, "add", "-A")
-    if git(dest, "diff", "--cached", "--quiet", ok=False).returncode == 0:
-        return False
-    git(dest, "commit", "--quiet", "-m", "test_release: the work tree as it is")
-    return True
-
-
-class Release:
+class Release(ReleaseRun):
     def __init__(self, args, tmp):
-        self.args, self.tmp = args, tmp
-        self.version = product_version()
-        self.clone = tmp / "clone"
-        self.out = tmp / "out"
-        self.registry = None
+        super().__init__(tmp, args.build_dir, args.tools, args.helm)
+        self.args = args
         self.arches = ["amd64"]
         self.key = None
         self.took = None
         self.summary = ""
         self.index_digest = None
-
-    @property
-    def script(self):
-        return self.clone / "scripts" / "release.sh"
-
-    def release(self, *extra, ok=True, version=None, registry=None, timeout=1500,
-                password="test"):
-        reg = registry or (self.registry.host if self.registry else "127.0.0.1:9")
-        cmd = [self.script, version or self.version, "--registry", reg, "--out", self.out,
-               "--tools", self.args.tools, "--build-dir", self.args.build_dir,
-               "--download-url", DOWNLOAD_URL.format(version=version or self.version), *extra]
-        if self.registry:
-            cmd += ["--ca-file", self.registry.ca_file]
-        env = dict(os.environ, LEASEHOLD_HELM=str(self.args.helm), COSIGN_PASSWORD=password)
-        if self.registry:
-            env.update(self.registry.env())
-        return run(cmd, ok=ok, timeout=timeout, env=env)
 
     def refused(self, why, needle, *cmd_extra, **kw):
         def files():
@@ -140,7 +79,7 @@ class Release:
     # ---- steps
 
     def refusals(self):
-        carried = clone_as_is(self.clone)
+        carried = self.clone_tree()
         log(f"cloned {ROOT} at {git(ROOT, 'rev-parse', '--short', 'HEAD').stdout.strip()}"
             + (" plus its uncommitted files (committed in the clone)" if carried else ""))
         (self.clone / "stray.txt").write_text("not committed\n")
@@ -202,21 +141,18 @@ class Release:
     def release_step(self):
         self.start_registry()
         self.dry_run()
-        extra = ["--arch", ",".join(self.arches)]
+        sign = ["--sign-key", self.key] if self.key else []
         if self.key:
-            extra += ["--sign-key", self.key]
             # A key that does not open is found before anything is built or pushed.
-            self.refused("wrong COSIGN_PASSWORD", "cosign failed", *extra, password="wrong")
+            self.refused("wrong COSIGN_PASSWORD", "cosign failed", "--arch",
+                         ",".join(self.arches), *sign, password="wrong")
             gone = self.crane("manifest", f"{self.registry.host}/leasehold:{self.version}-amd64",
                               ok=False)
             check(gone.returncode != 0, "an image was pushed before the key was found wrong")
-        t0 = time.monotonic()
-        r = self.release(*extra)
-        self.took = time.monotonic() - t0
-        self.summary = r.stdout
-        log(f"release took {self.took:.0f}s:\n" + r.stdout[r.stdout.find("leasehold "):])
-        self.index_digest = re.search(r"^image index +\S+@(sha256:[0-9a-f]{64})", r.stdout,
-                                      re.M).group(1)
+        published = self.publish(self.arches, *sign)
+        self.took, self.summary = published.took, published.summary
+        log(f"release took {self.took:.0f}s:\n" + self.summary[self.summary.find("leasehold "):])
+        self.index_digest = published.index_digest
 
     def crane(self, *args, ok=True):
         return run([Path(self.args.tools) / "crane", *args], ok=ok,
@@ -405,8 +341,7 @@ def main():
     finally:
         if rel.registry:
             rel.registry.stop()
-        for a in rel.arches:  # the release's local images (release.sh keeps them for its user)
-            run(["docker", "rmi", f"leasehold-release:{rel.version}-{a}"], ok=False)
+        rel.remove_local_images(rel.arches)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

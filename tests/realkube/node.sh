@@ -136,7 +136,7 @@ net_up() {
 
 write_configs() {
   local dir=$1 n=$1/node p_kubelet=$2 p_healthz=$3 p_proxy=$4 p_metrics=$5
-  mkdir -p "$n/cni/net.d" "$n/pods-logs" "$n/kubelet"
+  mkdir -p "$n/cni/net.d" "$n/pods-logs" "$n/kubelet" "$n/certs.d"
   cat >"$n/containerd.toml" <<EOF
 version = 4
 root = '$n/containerd/root'
@@ -154,6 +154,12 @@ disabled_plugins = ['io.containerd.nri.v1.nri']
   snapshotter = 'overlayfs'
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = '$pause_image'
+  # The registries' hosts.toml (HOST:PORT/hosts.toml: server, ca) in the node's own folder, not
+  # containerd's default /etc/containerd/certs.d:/etc/docker/certs.d: a test that pulls from its
+  # registry writes one here (OciRegistry.write_containerd_hosts), and containerd then verifies
+  # the registry's certificate with its CA (without one it skips that for a loopback host).
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '$n/certs.d'
 [plugins.'io.containerd.cri.v1.runtime']
   # root here lacks CAP_SYS_RESOURCE: without it runc fails every sandbox ("can't get final
   # child's PID from pipe: EOF") when it lowers the OOM score below the runtime's own.
@@ -312,6 +318,7 @@ up() {
     echo "NODE_IP=$node_ip"
     echo "NODE_CONTAINERD=$n/containerd.sock"
     echo "NODE_CTR=$bindir/ctr"
+    echo "NODE_REGISTRY_CONFIG=$n/certs.d"
     echo "NODE_UP_SECONDS=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")"
   } | tee -a "$dir/env"
 }

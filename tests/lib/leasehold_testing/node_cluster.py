@@ -85,9 +85,29 @@ class NodeCluster:
         self.helm("install", release, ROOT / "charts/leasehold", "--create-namespace",
                   "--set", f"image.repository={repository}", "--set", f"image.tag={tag}",
                   "--set", "image.pullPolicy=Never", *args, "--wait", "--timeout", "180s")
+        return self._ready_pods(release)
+
+    def install_released_chart(self, release, registry, chart_version, *args):
+        """`helm install --wait` as a user installs a release (README "Installing"): the chart
+        oci://REGISTRY/charts/leasehold --version CHART_VERSION as RELEASE with helm's ARGS, its
+        values as pushed (the image REGISTRY/leasehold:TAG@DIGEST, pullPolicy IfNotPresent),
+        so the node's containerd pulls the image from REGISTRY (an OciRegistry), verifying its
+        certificate: REGISTRY's hosts.toml goes into the node's registry config_path first
+        (tests/realkube/node.sh). The chart's pods, every one Ready."""
+        registry.write_containerd_hosts(self.cp.env["NODE_REGISTRY_CONFIG"])
+        self.helm("install", release, f"oci://{registry.host}/charts/leasehold", "--version",
+                  chart_version, "--ca-file", registry.ca_file, "--create-namespace", *args,
+                  "--wait", "--timeout", "180s")
+        return self._ready_pods(release)
+
+    def _ready_pods(self, release):
         replicas = chart_value("example.replicas")
         return wait_for(f"{replicas} Ready pods of {release}",
                         lambda: self.all_ready(replicas), 60, interval=0.5)
+
+    def runtime_images(self):
+        """The image refs the node's containerd holds (`ctr -n k8s.io images ls -q`)."""
+        return run([*self.ctr, "images", "ls", "-q"]).split()
 
     def app_sees(self, pod, container="app"):
         """(/leader's JSON, the status file's JSON) from inside POD's CONTAINER, or None while it

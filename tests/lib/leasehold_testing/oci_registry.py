@@ -19,14 +19,16 @@ Who trusts the test CA, and how:
     insecure registry Docker skips the verification of the certificate: Docker 20.10 pushes to
     this registry without that file too (tried by hand). The file is what a registry at a
     non-loopback address would need.
-  - containerd (tests/realkube/node.sh's node): its CRI image service has no registry setting
-    there, so config_path is containerd's default "/etc/containerd/certs.d:/etc/docker/certs.d"
-    (the first root holding a HOST:PORT folder wins). For a loopback host without a hosts.toml,
+  - containerd: without a registry config_path, containerd's default is
+    "/etc/containerd/certs.d:/etc/docker/certs.d" (the first root holding a HOST:PORT folder
+    wins); tests/realkube/node.sh's node sets its own, DIR/node/certs.d (NODE_REGISTRY_CONFIG
+    in the node's env). For a loopback host without a hosts.toml,
     containerd v2.4.2 skips the verification as Docker does, even with a ca.crt of another CA
     in the folder (core/remotes/docker/config/hosts.go; tried by hand).
     write_containerd_hosts(DIR) writes DIR/HOST:PORT/hosts.toml naming the server by https and
     the CA: with it containerd verifies (testlib.oci_registry_containerd fetches through it and
-    is refused with another CA). For the node's containerd: DIR = /etc/containerd/certs.d.
+    is refused with another CA). For the node's containerd: DIR = NODE_REGISTRY_CONFIG
+    (NodeCluster.install_released_chart writes it there).
 """
 import os
 import shutil
