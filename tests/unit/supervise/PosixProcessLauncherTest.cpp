@@ -357,6 +357,12 @@ TEST(WatchdogTest, GuardsSeveralGroupsEachAtItsOwnInstant) {
 }
 
 TEST(ChildReaperTest, ReapsOrphansAndReportsWatchedChildrenAfterTheirZombieStep) {
+  if (const char* emulator = leasehold::testing_support::userModeEmulator()) {
+    // As in SigtermToTheGroupReachesTheGrandchild: without PR_SET_CHILD_SUBREAPER the orphan
+    // is not this process's to reap (in the whole binary a leftover child of an earlier test
+    // can stand in for it, so it is skipped there too).
+    GTEST_SKIP() << emulator << ": no PR_SET_CHILD_SUBREAPER, orphans are not reparented here";
+  }
   boost::asio::io_context io;
   ChildReaper reaper(io);
   int fds[2];
