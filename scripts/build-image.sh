@@ -75,14 +75,21 @@ arm64) triplet=aarch64-linux-gnu machine='AArch64' ;;
 esac
 
 # DIR/<package>: `dpkg-query -s` of each linked package, for ARCH (Architecture: all ones, the
-# header-only libraries, as they are).
+# header-only libraries, as they are). A package that cannot be installed beside the machine's
+# own architecture's (libyaml-cpp-dev:arm64, not Multi-Arch: same) is unpacked by
+# `scripts/install-deps.sh --arm64` into /opt/leasehold/arm64-*/, with its control paragraph
+# in status.d/ there.
+unpacked_status=/opt/leasehold
 write_status() {
-  local dir=$1 pkg
+  local dir=$1 pkg unpacked
   mkdir -p "$dir"
   for pkg in "${linked_packages[@]}"; do
+    unpacked=$(find "$unpacked_status" -path "$unpacked_status/$arch-*/status.d/$pkg" \
+      -print -quit 2>/dev/null || true)
     if ! dpkg-query -s "$pkg:$arch" >"$dir/$pkg" 2>/dev/null &&
       ! { dpkg-query -s "$pkg" >"$dir/$pkg" 2>/dev/null &&
-        grep -qx 'Architecture: all' "$dir/$pkg"; }; then
+        grep -qx 'Architecture: all' "$dir/$pkg"; } &&
+      ! { [ -n "$unpacked" ] && cp "$unpacked" "$dir/$pkg"; }; then
       rm -f "$dir/$pkg"
       echo "build-image: $pkg:$arch is not installed here (dpkg-query -s), but the binary" \
         "links it statically: run this where the binary was built" >&2

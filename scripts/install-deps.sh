@@ -122,13 +122,22 @@ fi
 if [ "$arm64" = 1 ]; then
   # yaml-cpp for arm64 (above): unpacked, not installed; again when the archive has a newer one.
   yaml_version=$(apt-cache policy libyaml-cpp-dev:arm64 | awk '/Candidate:/ {print $2}')
-  if [ "$(cat "$arm64_yaml_cpp/version" 2>/dev/null)" != "$yaml_version" ]; then
+  if [ "$(cat "$arm64_yaml_cpp/version" 2>/dev/null)" != "$yaml_version" ] ||
+    [ ! -f "$arm64_yaml_cpp/status.d/libyaml-cpp-dev" ]; then
     deb_dir=$(mktemp -d)
     $SUDO chown _apt "$deb_dir" 2>/dev/null || true
     (cd "$deb_dir" && apt-get download -qq libyaml-cpp-dev:arm64 "libyaml-cpp0.7:arm64")
     $SUDO rm -rf "$arm64_yaml_cpp.tmp"
     $SUDO mkdir -p "$arm64_yaml_cpp.tmp"
-    for deb in "$deb_dir"/*.deb; do $SUDO dpkg-deb -x "$deb" "$arm64_yaml_cpp.tmp"; done
+    # Each package's control paragraph too, as dpkg would record it: scripts/build-image.sh
+    # puts it in the arm64 image's /var/lib/dpkg/status.d (the SBOM's yaml-cpp entry).
+    $SUDO mkdir -p "$arm64_yaml_cpp.tmp/status.d"
+    for deb in "$deb_dir"/*.deb; do
+      $SUDO dpkg-deb -x "$deb" "$arm64_yaml_cpp.tmp"
+      pkg=$(dpkg-deb -f "$deb" Package)
+      { dpkg-deb -f "$deb"; echo "Status: install ok unpacked"; } |
+        $SUDO tee "$arm64_yaml_cpp.tmp/status.d/$pkg" >/dev/null
+    done
     echo "$yaml_version" | $SUDO tee "$arm64_yaml_cpp.tmp/version" >/dev/null
     $SUDO rm -rf "$arm64_yaml_cpp"
     $SUDO mv "$arm64_yaml_cpp.tmp" "$arm64_yaml_cpp"
