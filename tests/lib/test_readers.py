@@ -151,6 +151,29 @@ class SamplerBookkeeping(unittest.TestCase):
         self.assertTrue(all(a[4] is None for a in seen if a[1] is sc.proc))
 
 
+    def test_follow_records_the_exit_of_a_process_restarted_between_two_looks(self):
+        # integration.real.ha_split (gate, 2026-12-07): a request was in flight when the
+        # sidecar exited after its SIGTERM and the test started it again 16 ms later; the
+        # sampler's next look found the new process, never the old one's exit, and the old
+        # term's claim ran on to its validUntil: a false overlap with the next holder.
+        first, second = FakeProc(), FakeProc()
+        sc = FakeSidecar(first)
+        seen = []
+
+        def record(*a):
+            seen.append(a)
+            if a[1] is first and a[4] is None and sc.proc is first:
+                first.returncode = 0  # exited, and started again, while that request was out
+                sc.proc = second
+        s = Sampler(sc, interval=0.001, follow=True, record=record)
+        self.run_until(s, lambda: sum(1 for a in seen if a[1] is second) >= 2)
+        exits = [(a[1], a[4]) for a in seen if a[4] is not None and "exited" in a[4]]
+        self.assertEqual(exits, [(first, {"exited": 0})])
+        first_exit = next(i for i, a in enumerate(seen) if a[4] == {"exited": 0})
+        first_of_second = next(i for i, a in enumerate(seen) if a[1] is second)
+        self.assertLess(first_exit, first_of_second, "the old exit before the new samples")
+
+
 class Proc(unittest.TestCase):
     def test_this_process(self):
         import os

@@ -81,8 +81,20 @@ class Sampler(threading.Thread):
 
     def run(self):
         done = None  # the process whose exit is recorded
+        last = None  # the process sampled last
         while not self.stop_event.is_set():
             proc = self.sidecar.proc
+            if (self.follow and last is not None and last is not proc and last is not done
+                    and last.poll() is not None):
+                # It exited and was started again between two looks (a request to it in flight
+                # while the test restarted it: integration.real.ha_split, gate of 2026-12-07,
+                # restarted 16 ms after its SIGTERM exit). Its exit first: unrecorded, a clean
+                # exit's claim would run on to the last validUntil it answered, and overlap the
+                # next holder's.
+                t = time.time()
+                self.record(self.sidecar, last, t, t, {"exited": last.returncode})
+                done = last
+            last = proc
             if proc is not None and proc is not done:
                 rc = proc.poll()
                 if rc is not None:
