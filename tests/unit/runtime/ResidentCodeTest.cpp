@@ -87,6 +87,11 @@ TEST(ResidentCodeTest, DropsCodePagesThatDoNotRunAndKeepsRunning) {
 }
 
 TEST(ResidentCodeTest, SplitsTheExecutablesReadOnlyMappingsIntoPiecesOfTwoPages) {
+  if (const char* emulator = leasehold::testing_support::userModeEmulator()) {
+    // qemu-user keeps the guest's mappings itself and its /proc/self/maps does not split on
+    // madvise advice (the full suite's arm64-unit showed one 221-page mapping, 2 in all).
+    GTEST_SKIP() << emulator << ": /proc/self/maps is the emulator's, not the kernel's";
+  }
   keepOnlyTouchedCodeResident();
   const ReadOnlyMappings after = readOnlyExecutableMappings();
   EXPECT_LE(after.largestPages, 2) << "fault-around would map up to 16 pages in a larger one";
