@@ -124,8 +124,7 @@ def run_node(sidecar_binary, profile, results):
         raise Failure(f"the chart's defaults changed ({timings}, example.replicas "
                       f"{chart_value('example.replicas')}): bench/node.py measures 15s/10s/2s "
                       "with 3 replicas")
-    sys.path.insert(0, str(ROOT / "tests/deploy"))
-    from test_image import build_image  # the deploy tests' one image build
+    from leasehold_testing.image_build import build_image  # the deploy tests' one
     build_image(IMAGE, sidecar_binary)
     build_clientgo_image()
     res = results["node"] = {"timings": "15s/10s/2s", "replicas": REPLICAS, **prof,

@@ -83,11 +83,11 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import ControlPlane, Failure, check, http_get, log, wait_for  # noqa: E402
 from leasehold_testing.helm import Helm, HelmError, HelmMissing  # noqa: E402
+from leasehold_testing.image_build import BUILD_IMAGE, build_image  # noqa: E402
+from leasehold_testing.quantities import memory_bytes, millicpu, parse_duration  # noqa: E402
 from leasehold_testing.paths import ROOT, product_version  # noqa: E402
 from test_dockerfile import GOAL_BYTES, GOAL_MB, ldd_paths  # noqa: E402
 
-MAKE_BASE = ROOT / "scripts/make-base-images.sh"
-BUILD_IMAGE = ROOT / "scripts/build-image.sh"
 # The files of the image besides the shared objects and the status entries of linked packages.
 IMAGE_FILES = {"usr/local/bin/leasehold", "etc/passwd", "etc/group",
                "usr/share/doc/libc6/copyright", "var/lib/dpkg/status.d/libc6"}
@@ -111,47 +111,7 @@ def docker(*args, ok=True, timeout=120):
     return run(["docker", *args], ok=ok, timeout=timeout)
 
 
-def parse_duration(text):
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", str(text))
-    check(m, f"cannot read the chart's duration {text!r}")
-    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)]
-
-
-def memory_bytes(q):
-    m = re.fullmatch(r"(\d+)(Ki|Mi|Gi|k|M|G)?", str(q))
-    check(m, f"cannot read the memory quantity {q!r}")
-    mult = {None: 1, "k": 1000, "M": 10**6, "G": 10**9, "Ki": 1024, "Mi": 1024**2,
-            "Gi": 1024**3}[m.group(2)]
-    return int(m.group(1)) * mult
-
-
-def millicpu(q):
-    q = str(q)
-    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
-
-
 # --- the image --------------------------------------------------------------------------------
-
-def build_image(name, binary=None):
-    t0 = time.monotonic()
-    r = run(["bash", MAKE_BASE], timeout=1200)
-    log(f"base images: {r.stdout.strip().splitlines()[-1]} ({time.monotonic() - t0:.0f}s)")
-    t0 = time.monotonic()
-    created = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
-    if binary is not None:
-        argv = ["bash", BUILD_IMAGE, "--binary", binary, "--tag", name, "--created", created]
-    else:
-        argv = ["docker", "build", "-t", name, "--build-arg", f"CREATED={created}", ROOT]
-    with tempfile.NamedTemporaryFile("w+", prefix="leasehold-docker-build-", suffix=".log") as f:
-        p = subprocess.run(["nice", "-n", "10", *map(str, argv)], stdout=f,
-                           stderr=subprocess.STDOUT, timeout=2400)
-        if p.returncode != 0:
-            f.seek(0)
-            tail = "\n".join(f.read().splitlines()[-40:])
-            raise Failure(f"{' '.join(map(str, argv[:2]))} exited {p.returncode}:\n{tail}")
-    what = f"scripts/build-image.sh --binary {binary}" if binary else "the Dockerfile"
-    log(f"image {name} ({what}): {time.monotonic() - t0:.0f}s")
-
 
 def image_files(name, workdir):
     """{path: bytes} of the regular files in NAME's layers (`docker save`), and the other

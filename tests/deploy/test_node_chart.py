@@ -76,8 +76,7 @@ from leasehold_testing.pod_load import PodLoad
 from leasehold_testing.pod_watch import PodWatch
 from leasehold_testing.release_run import ReleaseRun
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_image import memory_bytes, parse_duration  # noqa: E402
+from leasehold_testing.quantities import memory_bytes, parse_duration
 
 NAMESPACE = "node-chart"
 RELEASE = "demo"

@@ -51,8 +51,7 @@ from leasehold_testing.node_cluster import SIDECAR, NodeCluster
 from leasehold_testing.paths import ROOT
 from leasehold_testing.pod_watch import PodWatch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_image import build_image  # noqa: E402 - the deploy tests' one image build
+from leasehold_testing.image_build import build_image
 
 IMAGE = "leasehold:node"
 NAMESPACE = "node-migration"

@@ -29,8 +29,7 @@ from leasehold_testing.helm import Helm, HelmError, chart_value
 from leasehold_testing.node_cluster import NodeCluster, run
 from leasehold_testing.paths import ROOT, product_version
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_image import build_image  # noqa: E402 - the deploy tests' one image build
+from leasehold_testing.image_build import build_image
 
 IMAGE = "leasehold:node"
 NODE_IMAGE_REF = f"docker.io/library/{IMAGE}"

@@ -27,6 +27,9 @@ check, ...`); the rest is imported from its module:
   terms            the term and token checks of the chaos, soak and real runs (+ recheck)
   lease_history    LeaseHistory: every version of a Lease, from a watch; start_history,
                    stop_history, history_checks, wait_for_record (the history trails the server)
+  image_build      build_image: the deploy tests' one image build (deploy.image, the node
+                   tests, bench/node.py)
+  quantities       parse_duration, memory_bytes, millicpu: the chart's values as numbers
   coordinated_history  the controller's decisions and the terms they start in a Lease's
                    history under --coordinated
   fenced_store     FencedStore, FencedWriter: the fenced SQLite writes of a chaos run
