@@ -1,9 +1,7 @@
 #pragma once
-// Copies an executable file so that DEST never names a half-written one: the bytes go to a
-// temporary file in DEST's directory (the same file system, so the rename is atomic), which is
-// made mode 0755, fsync'd and then renamed over DEST; the directory is fsync'd after the rename.
-// On any failure the temporary file is removed and DEST is left as it was. Blocking I/O: for
-// start-up only, never on the event loop.
+// Copies an executable file so that DEST never names a half-written one (file::AtomicFile, mode
+// 0755): on any failure DEST is left as it was and no temporary file stays behind. Blocking I/O:
+// for start-up only, never on the event loop.
 #include <string>
 
 namespace leasehold::install {

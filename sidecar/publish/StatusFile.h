@@ -1,8 +1,7 @@
 #pragma once
-// The status file (--status-file): the JSON of GET /leader, replaced atomically so that a reader
-// sees either the previous content or the new one, never a mix or an empty file:
-//   write a temp file in the same directory, fsync it, rename it over the target, fsync the
-//   directory (so the rename itself survives a crash of the node).
+// The status file (--status-file): the JSON of GET /leader, replaced atomically (file::AtomicFile,
+// mode 0644) so that a reader sees either the previous content or the new one, never a mix or an
+// empty file.
 // The caller decides when to write (every change and every renewal). write() is synchronous and
 // fsyncs twice, which a slow volume can stretch past a renew deadline: the sidecar calls it from
 // StatusFileWriter's thread, never from the event loop (except once at start).
@@ -11,6 +10,8 @@
 // readers must trust leader=true only while validUntil is in the future.
 #include <optional>
 #include <string>
+
+#include "file/AtomicFile.h"
 
 namespace leasehold::publish {
 
@@ -22,12 +23,10 @@ class StatusFile {
   // content is then left in place and the temp file removed). Never throws.
   std::optional<std::string> write(const std::string& content);
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
  private:
-  std::string path_;
-  std::string directory_;
-  std::string tempPath_;
+  file::AtomicFile file_;
 };
 
 }  // namespace leasehold::publish
