@@ -62,19 +62,18 @@ import re
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from leasehold_testing import chart_suite
+from leasehold_testing import chart_suite, node_release
 from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.helm import Helm, HelmError, chart_value
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.node_cluster import NodeCluster
-from leasehold_testing.oci_registry import OciRegistry, OciRegistryError
+from leasehold_testing.node_release import NodeRelease, product_images
+from leasehold_testing.oci_registry import OciRegistryError
 from leasehold_testing.pod_load import PodLoad
 from leasehold_testing.pod_watch import PodWatch
-from leasehold_testing.release_run import ReleaseRun
 
 from leasehold_testing.quantities import memory_bytes, parse_duration
 
@@ -367,76 +366,28 @@ def proc_kib(pid, field):
     raise Failure(f"/proc/{pid}/status has no {field}")
 
 
-def release_to_registry(args, tmp, registry):
-    """scripts/release.sh of this checkout (release_run: a clone, this build's binaries, amd64)
-    to REGISTRY; what it published."""
-    rel = ReleaseRun(tmp, args.build_dir, args.tools, Helm(args.helm).path)
-    rel.registry = registry
-    try:
-        carried = rel.clone_tree()
-        published = rel.publish("amd64")
-    finally:
-        rel.remove_local_images()
-    log(f"release: scripts/release.sh {published.version} --arch amd64 to {registry.host} in "
-        f"{published.took:.0f}s" + (" (the work tree's changes committed in a clone)"
-                                     if carried else "") +
-        f": image index {published.index_digest}, chart {published.chart_version}")
-    return published
-
-
-def check_pulled(cluster, pods, registry, published):
-    """Each pod's sidecar runs the chart's pinned image, REGISTRY/leasehold:TAG@DIGEST, which
-    the node's containerd pulled from REGISTRY (the kubelet's imageID has the digest)."""
-    want = f"{registry.host}/leasehold:{published.version}@{published.index_digest}"
-    for pod in pods:
-        name = pod["metadata"]["name"]
-        spec = next(c for c in pod["spec"]["initContainers"] if c["name"] == "leasehold")
-        check(spec["image"] == want and spec["imagePullPolicy"] == "IfNotPresent",
-              f"{name}'s sidecar image {spec['image']} ({spec['imagePullPolicy']}), want {want} "
-              "(IfNotPresent)")
-        status = next(c for c in pod["status"]["initContainerStatuses"]
-                      if c["name"] == "leasehold")
-        check(status["imageID"].endswith("@" + published.index_digest),
-              f"{name}'s sidecar runs {status['imageID']}, not the index {published.index_digest}")
-    refs = [r for r in cluster.runtime_images() if r.startswith(f"{registry.host}/leasehold")]
-    check(f"{registry.host}/leasehold@{published.index_digest}" in refs,
-          f"the node's containerd holds no {registry.host}/leasehold@{published.index_digest}: "
-          f"{refs}")
-    log(f"install: every sidecar runs {want} (IfNotPresent), imageID "
-        f"{status['imageID']}; containerd pulled it: {', '.join(refs)}")
-
-
-def product_images(cluster):
-    """The refs in the node's containerd naming a leasehold image (not leasehold.test/pause)."""
-    return [r for r in cluster.runtime_images() if re.search(r"(^|/)leasehold[:@]", r)]
-
-
 GATE_STEPS = ("delete", "crash", "helmtest")
 STEPS = GATE_STEPS + ("rollout", "evict", "memory", "probes")
 
 
 def main():
     ap = chart_suite.parser()
-    ap.add_argument("--build-dir", required=True, type=Path,
-                    help="the directory holding this checkout's CMake build `release` "
-                         "(scripts/release.sh --build-dir)")
-    ap.add_argument("--tools", required=True, type=Path,
-                    help="crane, syft, cosign (tests/release/tools/build.sh)")
+    node_release.add_arguments(ap)
     args = chart_suite.parse_names(ap, STEPS, "step")
     steps = args.steps or list(GATE_STEPS)
-    with tempfile.TemporaryDirectory(prefix="leasehold-node-chart-") as tmp, \
-            OciRegistry() as registry, ThreadPoolExecutor(1) as pool:
+    with tempfile.TemporaryDirectory(prefix="leasehold-node-chart-") as tmp:
         tmp = Path(tmp)
         # The release while the cluster comes up: neither needs the other until the install.
-        release = pool.submit(release_to_registry, args, tmp / "release", registry)
-        t0 = time.monotonic()
-        with ControlPlane(node=True) as cp:
-            log(f"single-node cluster up in {time.monotonic() - t0:.1f}s "
-                f"(the node {cp.env.get('NODE_UP_SECONDS')} s of it)")
-            return on_the_node(cp, args, steps, tmp, registry, release.result())
+        with NodeRelease(tmp / "release", args.build_dir, args.tools,
+                         Helm(args.helm).path) as rel:
+            t0 = time.monotonic()
+            with ControlPlane(node=True) as cp:
+                log(f"single-node cluster up in {time.monotonic() - t0:.1f}s "
+                    f"(the node {cp.env.get('NODE_UP_SECONDS')} s of it)")
+                return on_the_node(cp, args, steps, tmp, rel)
 
 
-def on_the_node(cp, args, steps, tmp, registry, published):
+def on_the_node(cp, args, steps, tmp, rel):
     cluster = NodeCluster(cp, NAMESPACE, Helm(args.helm, cp.admin_kubeconfig))
     images = [chart_value("example.app.image"), chart_value("tests.image")]
     t1 = time.monotonic()
@@ -445,15 +396,16 @@ def on_the_node(cp, args, steps, tmp, registry, published):
         "leasehold's comes from the registry")
     check(not product_images(cluster), f"a leasehold image in the node before the install: "
           f"{product_images(cluster)}")
+    published = rel.published()
     t1 = time.monotonic()
     pods = cluster.install_released_chart(
-        RELEASE, registry, published.chart_version, "--set", f"podLabel={POD_LABEL}",
+        RELEASE, rel.registry, published.chart_version, "--set", f"podLabel={POD_LABEL}",
         "--set", "leaderService.enabled=true",
         "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}")
-    log(f"install: helm install oci://{registry.host}/charts/leasehold --version "
+    log(f"install: helm install oci://{rel.registry.host}/charts/leasehold --version "
         f"{published.chart_version} --wait: {len(pods)} pods Ready in "
         f"{time.monotonic() - t1:.1f}s")
-    check_pulled(cluster, pods, registry, published)
+    rel.check_pulled(cluster, pods)
 
     with PodWatch(cluster, tmp / "fence.db") as watch:
         scenarios = Scenarios(cluster, watch)

@@ -3,13 +3,15 @@
 with a real kubelet (tests/realkube/start.sh up DIR --node), the way docs/migration.md tells
 users to do it:
 
-    test_node_migration.py --binary PATH
+    test_node_migration.py --build-dir DIR --tools DIR [--helm BIN]
 
 Before: a Deployment of 3 pods whose app runs client-go's elector inside (bench/clientgo's
 program: LeaseLock, ReleaseOnCancel, /leader on 127.0.0.1:4040; image leasehold-clientgo:node,
 debian:bookworm-slim with it). After: the same Deployment, updated with `kubectl apply` to
-manifests/deployment.yaml's pod (an app that asks the sidecar, leasehold as a native sidecar)
-with docs/migration.md's --leader-elect-* flags on the same Lease, under manifests/rbac.yaml.
+manifests/deployment.yaml's pod (an app that asks the sidecar, leasehold as a native sidecar,
+its image released by scripts/release.sh to a local registry and pulled from there by the
+node's containerd: leasehold_testing.node_release) with docs/migration.md's --leader-elect-*
+flags on the same Lease, under manifests/rbac.yaml.
 The rolling update (maxSurge 1, maxUnavailable 0) is paused once its first leasehold pod
 exists, and two takeovers across the two kinds happen on expiry, not on release, which is where
 the timings decide safety:
@@ -33,8 +35,8 @@ write leaseTransitions + 1 on a new holder). The timings, D=5s R=2s P=500ms, kee
 docs/migration.md's rule for a mixed rollout, D > P + R + T (T, client-go's request timeout, is
 1 s here) with 1.5 s to spare and D >= R + 1 s; P under a second is the case where client-go's
 whole-second comparison matters.
-Needs root, docker, Go (bench/clientgo/build.sh) and the node's binaries
-(tests/realkube/build.sh --node)."""
+Needs root, docker, docker-registry, the release tools (tests/release/tools/build.sh), Go
+(bench/clientgo/build.sh) and the node's binaries (tests/realkube/build.sh --node)."""
 import argparse
 import json
 import sys
@@ -47,13 +49,13 @@ from leasehold_testing.checks import Failure, check, log, wait_for
 from leasehold_testing.clientgo_app import (CLIENTGO_IMAGE, build_clientgo_image, clientgo_pod,
                                             deployment, duration)
 from leasehold_testing.control_plane import ControlPlane
+from leasehold_testing.helm import Helm
 from leasehold_testing.node_cluster import SIDECAR, NodeCluster
+from leasehold_testing.node_release import NodeRelease, add_arguments
+from leasehold_testing.oci_registry import OciRegistryError
 from leasehold_testing.paths import ROOT
 from leasehold_testing.pod_watch import PodWatch
 
-from leasehold_testing.image_build import build_image
-
-IMAGE = "leasehold:node"
 NAMESPACE = "node-migration"
 DEPLOYMENT = "my-controller"
 LEASE = "leasehold"  # manifests/rbac.yaml's resourceNames
@@ -80,14 +82,17 @@ def rollout_deployment(pod_spec):
                                 "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}})
 
 
-def after_pod():
+def after_pod(sidecar_image):
     """manifests/deployment.yaml's pod (leasehold as a native sidecar, an app that asks it) with
-    the image built here and docs/migration.md's "After" flags in place of --lease-name and the
-    timings: the election's flags move from the app to the sidecar as they are."""
+    SIDECAR_IMAGE (IfNotPresent, as the manifests have it) and docs/migration.md's "After"
+    flags in place of --lease-name and the timings: the election's flags move from the app to
+    the sidecar as they are."""
     doc = yaml.safe_load((ROOT / "manifests/deployment.yaml").read_text())
     spec = doc["spec"]["template"]["spec"]
     sidecar = next(c for c in spec["initContainers"] if c["name"] == SIDECAR)
-    sidecar["image"], sidecar["imagePullPolicy"] = f"docker.io/library/{IMAGE}", "Never"
+    check(sidecar["imagePullPolicy"] == "IfNotPresent",
+          f"manifests/deployment.yaml's sidecar pullPolicy is {sidecar['imagePullPolicy']}")
+    sidecar["image"] = sidecar_image
     moved = ("--lease-name=", "--lease-duration=", "--renew-deadline=", "--retry-period=")
     kept = [a for a in sidecar["args"] if not a.startswith(moved)]
     check(len(kept) == len(sidecar["args"]) - len(moved),
@@ -172,87 +177,96 @@ class Migration:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--binary", required=True, help="the release build's sidecar")
+    add_arguments(ap)
+    ap.add_argument("--helm", type=Path,
+                    help="the helm binary release.sh runs (default: build/realkube/bin/helm)")
     args = ap.parse_args()
-    build_image(IMAGE, args.binary)
     build_clientgo_image()
-    app_image = after_pod()["containers"][0]["image"]
-    t_up = time.monotonic()
-    with ControlPlane(node=True) as cp, tempfile.TemporaryDirectory() as tmp:
-        log(f"single-node cluster up in {time.monotonic() - t_up:.1f}s")
-        cluster = NodeCluster(cp, NAMESPACE)
-        cluster.import_images(IMAGE, CLIENTGO_IMAGE, app_image)
-        cp.kubectl("create", "namespace", NAMESPACE)
-        cp.kubectl("apply", "-f", "-", input=(ROOT / "manifests/rbac.yaml").read_text().replace(
-            "namespace: default", f"namespace: {NAMESPACE}"))
-        cluster.kubectl("apply", "-f", "-", input=json.dumps(rollout_deployment(before_pod())))
-        cluster.kubectl("rollout", "status", f"deployment/{DEPLOYMENT}", "--timeout=180s",
-                        timeout=200)
-        with PodWatch(cluster, Path(tmp) / "fence.db") as watch:
-            m = Migration(cluster, watch)
-            old, answer = wait_for("a client-go leader that every pod follows",
-                                   lambda: m.leader("client-go"), 60, interval=0.2)
-            log(f"before: {REPLICAS} pods with client-go's elector in the app; {old.name} "
-                f"leads (token {answer['fencingToken']})")
+    with tempfile.TemporaryDirectory() as tmp, \
+            NodeRelease(Path(tmp) / "release", args.build_dir, args.tools,
+                        Helm(args.helm).path) as rel:
+        t_up = time.monotonic()
+        with ControlPlane(node=True) as cp:
+            log(f"single-node cluster up in {time.monotonic() - t_up:.1f}s")
+            return migrate(cp, tmp, rel)
 
-            cluster.kubectl("apply", "-f", "-", input=json.dumps(rollout_deployment(after_pod())))
-            new = wait_for("the rolling update's first leasehold pod",
-                           lambda: m.pods_of("leasehold"), 60, interval=0.1)
-            cluster.kubectl("rollout", "pause", f"deployment/{DEPLOYMENT}")
 
-            def mixed():
-                pods = cluster.pods()
-                return (cluster.all_ready(REPLICAS + 1) and m.sampled(pods)
-                        and [m.kind(p["metadata"]["name"]) for p in pods])
-            kinds = wait_for(f"{REPLICAS} client-go pods and 1 leasehold pod Ready, paused",
-                             mixed, 120, interval=0.5)
-            check(sorted(kinds) == ["client-go"] * REPLICAS + ["leasehold"],
-                  f"the paused rollout holds {kinds}")
-            lh = new[0]["metadata"]["name"]
-            cg = [p["metadata"]["name"] for p in m.pods_of("client-go")]
-            log(f"mixed: rollout paused with {', '.join(cg)} (client-go) and {lh} (leasehold)")
+def migrate(cp, tmp, rel):
+    cluster = NodeCluster(cp, NAMESPACE)
+    rel.trusted_by(cluster)
+    after = after_pod(rel.image_ref())
+    cluster.import_images(CLIENTGO_IMAGE, after["containers"][0]["image"])
+    cp.kubectl("create", "namespace", NAMESPACE)
+    cp.kubectl("apply", "-f", "-", input=(ROOT / "manifests/rbac.yaml").read_text().replace(
+        "namespace: default", f"namespace: {NAMESPACE}"))
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(rollout_deployment(before_pod())))
+    cluster.kubectl("rollout", "status", f"deployment/{DEPLOYMENT}", "--timeout=180s",
+                    timeout=200)
+    with PodWatch(cluster, Path(tmp) / "fence.db") as watch:
+        m = Migration(cluster, watch)
+        old, answer = wait_for("a client-go leader that every pod follows",
+                               lambda: m.leader("client-go"), 60, interval=0.2)
+        log(f"before: {REPLICAS} pods with client-go's elector in the app; {old.name} "
+            f"leads (token {answer['fencingToken']})")
 
-            # client-go's leader: its renewals fail for R from P after its last one, then
-            # its release attempt times out (T); the Lease expires D after that last renewal
-            # for the leasehold follower.
-            m.takeover("every client-go pod lost the API server", cg, "client-go",
-                       "leasehold", D - P, D + P + SLACK)
-            # leasehold's leader: stops claiming R after its last renewal; client-go followers
-            # judge expiry on records compared at whole-second renewTime (up to 1 s early) and
-            # try every P to 2.2 P (client-go's jitter).
-            m.takeover("the leasehold pod lost the API server", [lh], "leasehold",
-                       "client-go", D - P - 1, D + 2.2 * P + SLACK)
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(rollout_deployment(after)))
+        new = wait_for("the rolling update's first leasehold pod",
+                       lambda: m.pods_of("leasehold"), 60, interval=0.1)
+        cluster.kubectl("rollout", "pause", f"deployment/{DEPLOYMENT}")
 
-            t_roll = time.time()
-            cluster.kubectl("rollout", "resume", f"deployment/{DEPLOYMENT}")
-            cluster.kubectl("rollout", "status", f"deployment/{DEPLOYMENT}", "--timeout=300s",
-                            timeout=320)
+        def mixed():
+            pods = cluster.pods()
+            return (cluster.all_ready(REPLICAS + 1) and m.sampled(pods)
+                    and [m.kind(p["metadata"]["name"]) for p in pods])
+        kinds = wait_for(f"{REPLICAS} client-go pods and 1 leasehold pod Ready, paused",
+                         mixed, 120, interval=0.5)
+        check(sorted(kinds) == ["client-go"] * REPLICAS + ["leasehold"],
+              f"the paused rollout holds {kinds}")
+        lh = new[0]["metadata"]["name"]
+        cg = [p["metadata"]["name"] for p in m.pods_of("client-go")]
+        log(f"mixed: rollout paused with {', '.join(cg)} (client-go) and {lh} (leasehold)")
 
-            def migrated():
-                pods = cluster.pods()
-                return (len(pods) == REPLICAS and all(has_sidecar(p) for p in pods)
-                        and cluster.all_ready(REPLICAS))
-            wait_for(f"{REPLICAS} leasehold pods Ready, no client-go pod left", migrated, 120,
-                     interval=0.5)
-            leader, final = wait_for("one leader that every pod, its status file and the "
-                                     "Lease agree on", lambda: cluster.one_leader(LEASE), 60,
-                                     interval=0.5)
-            began, leaderless = watch.leadership(t_roll, time.time())
-            log(f"rollout: resumed to the end in {time.time() - t_roll:.1f}s: {len(began)} new "
-                f"terms (tokens {[t[3] for t in began]}), {leaderless:.2f}s with no leader; "
-                f"{leader['metadata']['name']} leads (token {final['fencingToken']})")
-            check(leaderless < D - P, f"{leaderless:.1f}s without a leader in the rollout's "
-                                      "releases: a handover waited for an expiry")
-        terms, accepted, rejected = watch.check()
-        tokens = [t[3] for t in terms]
-        check(all(b == a + 1 for a, b in zip(tokens, tokens[1:])),
-              f"the tokens did not go up by 1 per holder change: {tokens}")
-        check(tokens[-1] == final["fencingToken"],
-              f"the last term's token {tokens[-1]}, the Lease's {final['fencingToken']}")
-        kinds = ", ".join(f"{m.kind(t[2].rsplit('#', 1)[0])} {t[3]}" for t in terms)
-        log(f"the samplers: {len(terms)} terms ({kinds}), no two claims overlap, tokens +1 per "
-            f"holder change; the fenced store accepted {accepted} writes and rejected "
-            f"{rejected}, never a lower token")
+        # client-go's leader: its renewals fail for R from P after its last one, then
+        # its release attempt times out (T); the Lease expires D after that last renewal
+        # for the leasehold follower.
+        m.takeover("every client-go pod lost the API server", cg, "client-go",
+                   "leasehold", D - P, D + P + SLACK)
+        # leasehold's leader: stops claiming R after its last renewal; client-go followers
+        # judge expiry on records compared at whole-second renewTime (up to 1 s early) and
+        # try every P to 2.2 P (client-go's jitter).
+        m.takeover("the leasehold pod lost the API server", [lh], "leasehold",
+                   "client-go", D - P - 1, D + 2.2 * P + SLACK)
+
+        t_roll = time.time()
+        cluster.kubectl("rollout", "resume", f"deployment/{DEPLOYMENT}")
+        cluster.kubectl("rollout", "status", f"deployment/{DEPLOYMENT}", "--timeout=300s",
+                        timeout=320)
+
+        def migrated():
+            pods = cluster.pods()
+            return (len(pods) == REPLICAS and all(has_sidecar(p) for p in pods)
+                    and cluster.all_ready(REPLICAS))
+        wait_for(f"{REPLICAS} leasehold pods Ready, no client-go pod left", migrated, 120,
+                 interval=0.5)
+        leader, final = wait_for("one leader that every pod, its status file and the "
+                                 "Lease agree on", lambda: cluster.one_leader(LEASE), 60,
+                                 interval=0.5)
+        began, leaderless = watch.leadership(t_roll, time.time())
+        log(f"rollout: resumed to the end in {time.time() - t_roll:.1f}s: {len(began)} new "
+            f"terms (tokens {[t[3] for t in began]}), {leaderless:.2f}s with no leader; "
+            f"{leader['metadata']['name']} leads (token {final['fencingToken']})")
+        check(leaderless < D - P, f"{leaderless:.1f}s without a leader in the rollout's "
+                                  "releases: a handover waited for an expiry")
+    terms, accepted, rejected = watch.check()
+    tokens = [t[3] for t in terms]
+    check(all(b == a + 1 for a, b in zip(tokens, tokens[1:])),
+          f"the tokens did not go up by 1 per holder change: {tokens}")
+    check(tokens[-1] == final["fencingToken"],
+          f"the last term's token {tokens[-1]}, the Lease's {final['fencingToken']}")
+    kinds = ", ".join(f"{m.kind(t[2].rsplit('#', 1)[0])} {t[3]}" for t in terms)
+    log(f"the samplers: {len(terms)} terms ({kinds}), no two claims overlap, tokens +1 per "
+        f"holder change; the fenced store accepted {accepted} writes and rejected "
+        f"{rejected}, never a lower token")
     log("PASS")
     return 0
 
@@ -260,6 +274,6 @@ def main():
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except Failure as e:
+    except (Failure, OciRegistryError) as e:  # the release's or the registry's
         print(f"FAIL: {e}", file=sys.stderr)
         sys.exit(1)

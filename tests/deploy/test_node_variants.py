@@ -3,59 +3,62 @@
 (tests/realkube/start.sh up DIR --node), each in its own namespace and judged from inside the
 pods as an app sees them:
 
-    test_node_variants.py --binary PATH [--helm BIN] [manifests] [runmode] [shards]
+    test_node_variants.py --build-dir DIR --tools DIR [--helm BIN] [manifests|runmode|shards]...
 
 manifests  `kubectl apply` of manifests/, as README says for another namespace (`sed` of
-           `namespace: default`) with the image set to the runtime stage's: every pod Ready,
-           exactly one leader that every pod, its status file and the Lease agree on;
-runmode    helm install with runMode.enabled=true (`leasehold run` as the app container's PID 1,
-           the binary copied in by an init container, runMode.image debian:bookworm-slim): every
-           pod Ready, the command runs in exactly one pod, the one the Lease names; after
+           `namespace: default`) with the image set to the released one, REGISTRY/leasehold:
+           VERSION@DIGEST: every pod Ready, exactly one leader that every pod, its status file
+           and the Lease agree on;
+runmode    helm install oci://REGISTRY/charts/leasehold with runMode.enabled=true (`leasehold
+           run` as the app container's PID 1, the binary copied in by an init container from
+           the released image, runMode.image debian:bookworm-slim): every pod Ready, the command runs in exactly one pod, the one the Lease names; after
            `kubectl delete pod` of that pod, it runs in exactly one other pod;
-shards     helm install with shards=4: every pod Ready, every shard owned by exactly one pod
+shards     the same chart with shards=4: every pod Ready, every shard owned by exactly one pod
            (each pod's /shards from inside it), the pods' counts differ by at most one.
-The image is the Dockerfile's runtime stage with PATH (test_image.build_image), tagged
-leasehold:node and imported into the node (deploy.node_chart pulls a release from a registry
-instead). Needs root, docker and the node's binaries (tests/realkube/build.sh --node)."""
+Leasehold's image and chart come from scripts/release.sh of this checkout to a local registry
+(leasehold_testing.node_release, as deploy.node_chart), which the node's containerd pulls from;
+only the app's and run mode's images are imported. Needs root, docker, docker-registry, the
+release tools (tests/release/tools/build.sh) and the node's binaries (tests/realkube/build.sh
+--node)."""
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from leasehold_testing import chart_suite
+from leasehold_testing import chart_suite, node_release
 from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.helm import Helm, HelmError, chart_value
 from leasehold_testing.node_cluster import NodeCluster, run
+from leasehold_testing.node_release import NodeRelease
+from leasehold_testing.oci_registry import OciRegistryError
 from leasehold_testing.paths import ROOT, product_version
 
-from leasehold_testing.image_build import build_image
-
-IMAGE = "leasehold:node"
-NODE_IMAGE_REF = f"docker.io/library/{IMAGE}"
 RUN_IMAGE = chart_value("runMode.image")
 STEPS = ("manifests", "runmode", "shards")
 
 
-def manifests(cp, helm):
+def manifests(cp, helm, rel):
     ns = "node-manifests"
     cluster = NodeCluster(cp, ns, helm)
+    rel.trusted_by(cluster)
     cp.kubectl("create", "namespace", ns)
     text = "\n---\n".join((ROOT / f"manifests/{f}").read_text()
                           for f in ("rbac.yaml", "deployment.yaml"))
     # README's way to another namespace; the image as a user replaces it.
     text = text.replace("namespace: default", f"namespace: {ns}")
     image = f'image: "registry.example.com/leasehold:{product_version()}"'
-    check(image in text, "manifests/deployment.yaml no longer names the image this test replaces")
-    text = text.replace(f'{image}\n          imagePullPolicy: IfNotPresent',
-                        f'image: "{NODE_IMAGE_REF}"\n          imagePullPolicy: Never')
-    check(NODE_IMAGE_REF in text, "the image's imagePullPolicy line moved in the manifests")
+    check(f"{image}\n          imagePullPolicy: IfNotPresent" in text,
+          "manifests/deployment.yaml no longer names the image (IfNotPresent) this test replaces")
+    text = text.replace(image, f'image: "{rel.image_ref()}"')
     cp.kubectl("apply", "-f", "-", input=text)
     cluster.kubectl("rollout", "status", "deployment/leasehold", "--timeout=180s", timeout=200)
     replicas = json.loads(cluster.kubectl("get", "deployment", "leasehold", "-o", "json"))[
         "spec"]["replicas"]
     pods = wait_for(f"{replicas} Ready pods", lambda: cluster.all_ready(replicas), 60,
                     interval=0.5)
+    rel.check_pulled(cluster, pods)
     leader, answer = wait_for("one leader that every pod and the Lease agree on",
                               lambda: cluster.one_leader("leasehold"), 60, interval=0.5)
     log(f"manifests: kubectl apply in {ns}: {len(pods)} pods Ready; "
@@ -88,10 +91,12 @@ def holder_pod(cluster, lease):
     return holder.rsplit("_", 1)[0]
 
 
-def runmode(cp, helm):
+def runmode(cp, helm, rel):
     ns, release = "node-runmode", "run"
     cluster = NodeCluster(cp, ns, helm)
-    pods = cluster.install_chart(release, NODE_IMAGE_REF, "--set", "runMode.enabled=true")
+    pods = cluster.install_released_chart(release, rel.registry, rel.published().chart_version,
+                                          "--set", "runMode.enabled=true")
+    rel.check_pulled(cluster, pods, container="leasehold-copy")
 
     def one_runner(but=None):
         names = runners(cluster)
@@ -110,10 +115,12 @@ def runmode(cp, helm):
     cluster.helm("uninstall", release, "--wait", "--timeout", "120s")
 
 
-def shards(cp, helm):
+def shards(cp, helm, rel):
     ns, release, n = "node-shards", "sharded", 4
     cluster = NodeCluster(cp, ns, helm)
-    pods = cluster.install_chart(release, NODE_IMAGE_REF, "--set", f"shards={n}")
+    pods = cluster.install_released_chart(release, rel.registry, rel.published().chart_version,
+                                          "--set", f"shards={n}")
+    rel.check_pulled(cluster, pods)
 
     def balanced():
         owned = {}
@@ -135,17 +142,22 @@ def shards(cp, helm):
 
 def main():
     ap = chart_suite.parser()
-    ap.add_argument("--binary", required=True, help="the release build's sidecar")
+    node_release.add_arguments(ap)
     args = chart_suite.parse_names(ap, STEPS, "step")
     steps = args.steps or list(STEPS)
-    build_image(IMAGE, args.binary)
     run(["bash", ROOT / "scripts/make-base-images.sh"], timeout=1200)  # RUN_IMAGE
-    with ControlPlane(node=True) as cp:
+    with tempfile.TemporaryDirectory(prefix="leasehold-node-variants-") as tmp, \
+            NodeRelease(Path(tmp), args.build_dir, args.tools, Helm(args.helm).path) as rel, \
+            ControlPlane(node=True) as cp:
         helm = Helm(args.helm, cp.admin_kubeconfig)
-        NodeCluster(cp, "default", helm).import_images(
-            IMAGE, chart_value("example.app.image"), RUN_IMAGE)
-        return run_steps(steps, lambda name: globals()[name](cp, helm), (Failure, HelmError))
+        NodeCluster(cp, "default", helm).import_images(chart_value("example.app.image"),
+                                                       RUN_IMAGE)
+        return run_steps(steps, lambda name: globals()[name](cp, helm, rel), (Failure, HelmError))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (Failure, OciRegistryError) as e:  # the release's or the registry's
+        print(f"FAIL: {e}", file=sys.stderr)
+        sys.exit(1)

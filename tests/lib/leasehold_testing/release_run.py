@@ -13,7 +13,8 @@ clone's commit and brings them up to date) and pushes to an OciRegistry:
     rel.remove_local_images()
 
 Used by tests/deploy/test_release.py (the release itself, its refusals) and by the node tests
-(test_node_chart.py: the chart and the image installed from the registry, as a user does).
+through node_release.NodeRelease (the chart and the image installed from the registry, as a user
+does).
 """
 import os
 import re
