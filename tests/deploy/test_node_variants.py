@@ -11,8 +11,9 @@ manifests  `kubectl apply` of manifests/, as README says for another namespace (
            and the Lease agree on;
 runmode    helm install oci://REGISTRY/charts/leasehold with runMode.enabled=true (`leasehold
            run` as the app container's PID 1, the binary copied in by an init container from
-           the released image, runMode.image debian:bookworm-slim): every pod Ready, the command runs in exactly one pod, the one the Lease names; after
-           `kubectl delete pod` of that pod, it runs in exactly one other pod;
+           the released image, runMode.image debian:bookworm-slim): every pod Ready, the
+           command runs in exactly one pod, the one the Lease names; after `kubectl delete pod`
+           of that pod, it runs in exactly one other pod;
 shards     the same chart with shards=4: every pod Ready, every shard owned by exactly one pod
            (each pod's /shards from inside it), the pods' counts differ by at most one.
 Leasehold's image and chart come from scripts/release.sh of this checkout to a local registry
