@@ -234,8 +234,18 @@ stage_chart() {
     grep -qxF "$want" "$chart/values.yaml" || die "charts/leasehold/values.yaml: no image" \
       "line to set to '$want' (image.repository, tag, digest)"
   done
+  # Artifact Hub's list of images: this release's, pinned.
+  awk -v image="$image_ref:$version@$1" '
+    /^  artifacthub.io\/images:/ { in_images = 1 }
+    in_images && /^      image: / { print "      image: " image; in_images = 0; next }
+    { print }' "$root/charts/leasehold/Chart.yaml" >"$chart/Chart.yaml"
+  grep -qxF "      image: $image_ref:$version@$1" "$chart/Chart.yaml" ||
+    die "charts/leasehold/Chart.yaml: no artifacthub.io/images entry to set to the release's image"
   if [ -n "$home" ]; then
     printf 'home: %s\nsources:\n  - %s\n' "$home" "$home" >>"$chart/Chart.yaml"
+    # Artifact Hub's links, as the first annotation.
+    awk -v home="$home" '{ print } /^annotations:/ { print "  artifacthub.io/links: |\n    - name: source\n      url: " home }' \
+      "$chart/Chart.yaml" >"$chart/Chart.yaml.new" && mv "$chart/Chart.yaml.new" "$chart/Chart.yaml"
   fi
   logged lint "$helm" lint --strict "$chart"
 }

@@ -62,7 +62,8 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import Failure, check  # noqa: E402
 from leasehold_testing import chart_suite  # noqa: E402
-from leasehold_testing.helm import CHART, by_kind, deep_merge, load_values  # noqa: E402
+from leasehold_testing.helm import (CHART, by_kind, deep_merge, load_values,  # noqa: E402
+                                    server_kube_version)
 from leasehold_testing.paths import LICENSE_SPDX, ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -147,7 +148,7 @@ dependencies:
 PARENT_VALUES = {"leasehold": {"example": {"enabled": False}, "tests": {"enabled": False},
                                "leaseName": "my-app"}}
 # The pod template part is the one in charts/leasehold/README.md, line for line.
-PARENT_DEPLOYMENT = """{{- $lh := dict "Values" .Values.leasehold "Release" .Release "Chart" .Chart }}
+PARENT_DEPLOYMENT = """{{- $lh := dict "Values" .Values.leasehold "Release" .Release "Chart" .Chart "Capabilities" .Capabilities }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -163,7 +164,7 @@ spec:
         app: my-app
     spec:
       serviceAccountName: {{ include "leasehold.serviceAccountName" $lh }}
-      initContainers:                       # containers: when leasehold.sidecar.native=false
+      initContainers:                       # containers: when `include "leasehold.native" $lh` is ""
         {{- include "leasehold.sidecar" $lh | nindent 8 }}
       containers:
         - name: app
@@ -374,6 +375,17 @@ def check_sidecar(c, values, native, pod_spec):
               f"{where}: no status file expected")
 
 
+def native_sidecar(values, kube_version=None):
+    """Whether the chart renders a native sidecar: sidecar.native, or when null (the default)
+    whether KUBE_VERSION ("v1.37.2"; default the real server's, which these renderings use)
+    is 1.29 or later."""
+    native = values["sidecar"]["native"]
+    if native is not None:
+        return native
+    major, minor = re.match(r"v?(\d+)\.(\d+)", kube_version or server_kube_version()).groups()
+    return (int(major), int(minor)) >= (1, 29)
+
+
 def check_rendered(docs, values, chart_meta):
     objs = by_kind(docs)
     name = values["fullnameOverride"] or "leasehold"
@@ -423,9 +435,9 @@ def check_rendered(docs, values, chart_meta):
         tmpl = dep["spec"]["template"]
         check(all(tmpl["metadata"]["labels"].get(k) == v for k, v in sel.items()),
               "selector does not match the pod labels")
-        pods.append(("Deployment", tmpl["spec"], values["sidecar"]["native"]))
+        pods.append(("Deployment", tmpl["spec"], native_sidecar(values)))
     test = [o for (k, _), o in objs.items() if k == "Pod"]
-    if values["tests"]["enabled"] and values["sidecar"]["native"]:
+    if values["tests"]["enabled"] and native_sidecar(values):
         check(len(test) == 1, "helm test pod missing")
         pod = test[0]
         check(pod["metadata"]["annotations"]["helm.sh/hook"] == "test", "helm test hook")
@@ -433,11 +445,14 @@ def check_rendered(docs, values, chart_meta):
         script = pod["spec"]["containers"][0]["command"][-1]
         check(f"http://127.0.0.1:{values['httpPort']}/leader" in script and "curl" in script,
               "the helm test must curl /leader")
+        check_test_pod(objs, pod, values, lease, name)
         pods.append(("test Pod", pod["spec"], True))
     else:
         check(not test, "no helm test pod expected")
     for what, spec, native in pods:
-        check(spec["serviceAccountName"] == sa, f"{what}: serviceAccountName")
+        check(spec["serviceAccountName"] == (sa if what == "Deployment" else
+                                             f"{name}-test-leader"),
+              f"{what}: serviceAccountName {spec['serviceAccountName']}")
         psc = spec["securityContext"]
         check(psc["runAsNonRoot"] is True and psc["seccompProfile"]["type"] == "RuntimeDefault",
               f"{what}: pod securityContext")
@@ -448,13 +463,59 @@ def check_rendered(docs, values, chart_meta):
                                   f"in {'initContainers' if native else 'containers'}")
         if not native:
             check(not inits, f"{what}: classic sidecar must not be an init container")
-        check_sidecar(sidecars[0], values, native, spec)
+        check_sidecar(sidecars[0], values if what == "Deployment" else test_follower(values),
+                      native, spec)
     svc = objs.get(("Service", f"{name}-leader"))
     if values["leaderService"]["enabled"]:
         check(svc and svc["spec"]["selector"].get(values["podLabel"]) == "true",
               "leader Service must select <podLabel>=true")
     else:
         check(svc is None, "no leader Service expected")
+
+
+def test_lease(values, lease):
+    """The Lease the helm test's sidecar follows: shard 0's in shard mode."""
+    return f"{lease}-0" if values.get("shards") else lease
+
+
+def test_follower(values):
+    """The values the helm test's sidecar renders with: a plain follower of test_lease()."""
+    lease = values["leaseName"] or values["fullnameOverride"] or "leasehold"
+    return deep_merge(values, {"leaseName": test_lease(values, lease), "podLabel": "",
+                               "coordinated": False, "shards": 0})
+
+
+def check_test_pod(objs, pod, values, lease, name):
+    """The helm test's pod runs as a ServiceAccount of its own whose Role may only read its
+    Lease (so it can never take it), and carries no label that the example's selectors (the
+    monitors', the leader Service's, the PDB's) match."""
+    test_name = f"{name}-test-leader"
+    for kind in ("ServiceAccount", "Role", "RoleBinding"):
+        obj = objs.get((kind, test_name))
+        check(obj is not None, f"helm test: {kind} {test_name} missing")
+        check(obj["metadata"]["annotations"].get("helm.sh/hook") == "test",
+              f"helm test: {kind} {test_name} is not a test hook")
+    rules = objs[("Role", test_name)]["rules"]
+    check(rules == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                     "resourceNames": [test_lease(values, lease)],
+                     "verbs": ["get", "watch", "list"]}],
+          f"helm test: its Role must only read the Lease: {rules}")
+    binding = objs[("RoleBinding", test_name)]
+    check(binding["subjects"] == [{"kind": "ServiceAccount", "name": test_name,
+                                   "namespace": "default"}]
+          and binding["roleRef"]["name"] == test_name, f"helm test: binding {binding}")
+    labels = pod["metadata"]["labels"]
+    selector = {"app.kubernetes.io/name": "leasehold", "app.kubernetes.io/instance": "leasehold"}
+    check(any(labels.get(k) != v for k, v in selector.items()),
+          f"helm test: the pod's labels match the example's selector: {labels}")
+    for kind in ("PodMonitor", "Service", "PodDisruptionBudget"):
+        for (k, n), obj in objs.items():
+            if k != kind:
+                continue
+            sel = (obj["spec"].get("selector", {}).get("matchLabels")
+                   or obj["spec"].get("selector") or {})
+            check(any(labels.get(a) != b for a, b in sel.items()),
+                  f"helm test: {kind} {n} selects the test pod ({sel})")
 
 
 def check_render(helm, _args):
@@ -522,8 +583,10 @@ def sidecar_of(obj):
 
 
 def check_manifests(helm, _args):
+    # The helm test's objects (hooks: its pod, ServiceAccount, Role, RoleBinding) exist only in
+    # the chart.
     chart = {k: normalise(v) for k, v in by_kind(helm.render()).items()
-             if k[0] != "Pod"}  # the helm test pod exists only in the chart
+             if "helm.sh/hook" not in v["metadata"].get("annotations", {})}
     plain = {k: normalise(v) for k, v in by_kind(manifest_docs(ROOT)).items()}
     check(set(chart) == set(plain), f"objects differ: chart {sorted(chart)} vs manifests "
                                     f"{sorted(plain)}")
@@ -646,10 +709,13 @@ def check_flags(helm, args):
         env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
                "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": tmp}
         for what, overrides in VARIANTS.items():
-            values = deep_merge(base, overrides)
+            variant = deep_merge(base, overrides)
             docs = helm.render(overrides)
-            pods = [sidecar_of(d) for _, d in docs if d["kind"] in ("Deployment", "Pod")]
-            for c in pods:
+            pods = [(d["kind"], sidecar_of(d)) for _, d in docs
+                    if d["kind"] in ("Deployment", "Pod")]
+            for kind, c in pods:
+                # The helm test pod's sidecar is a plain follower (test_follower).
+                values = variant if kind == "Deployment" else test_follower(variant)
                 r = subprocess.run([str(sidecar), *c["args"], "--print-config"],
                                    capture_output=True, text=True, timeout=10, env=env)
                 check(r.returncode == 0, f"{what}: leasehold rejects the chart's flags "

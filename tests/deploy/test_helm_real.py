@@ -281,7 +281,11 @@ def step_test(cp, helm, state):
     check(side.get("restartPolicy") == "Always"
           and side["args"] == test_chart.sidecar_of(rendered)["args"],
           f"test Pod's sidecar: {side}")
-    check(spec["serviceAccountName"] == RELEASE, f"serviceAccountName {spec}")
+    check(spec["serviceAccountName"] == TEST_POD, f"serviceAccountName {spec}: the test's own "
+          "ServiceAccount, which may only read the Lease")
+    for kind in ("serviceaccount", "role", "rolebinding"):
+        check(cp.kubectl("get", kind, TEST_POD, "-n", NS, ok=False).returncode == 0,
+              f"helm test created no {kind} {TEST_POD} (a test hook before the Pod)")
     injected = [v["name"] for v in spec.get("volumes", []) if "projected" in v
                 and v["name"].startswith("kube-api-access-")]
     check(injected and all(any(m["name"] == injected[0] for m in c.get("volumeMounts", []))

@@ -100,8 +100,13 @@ def merge(*parts):
     return out
 
 
+# helm template as on a cluster that serves the Prometheus Operator's API (the chart renders
+# its objects only there, or with monitoringCRDs: installed; test_chart_values.py checks that).
+OPERATOR_API = ["--api-versions", "monitoring.coreos.com/v1"]
+
+
 def render(helm, values, release="leasehold", namespace="default"):
-    return by_kind(helm.render(values, release=release, namespace=namespace))
+    return by_kind(helm.render(values, release=release, namespace=namespace, extra=OPERATOR_API))
 
 
 def added_by(name, switch):
@@ -210,11 +215,11 @@ def check_render(helm, _args):
 
 def check_lint(helm, _args):
     for what, (values, *_rest) in VARIANTS.items():
-        out = helm.lint(merge(values, ALL_ON)).stdout
+        out = helm.lint(merge(values, {**ALL_ON, "monitoringCRDs": "installed"})).stdout
         check("0 chart(s) failed" in out, f"helm lint --strict ({what}, all on): {out}")
         print(f"ok: helm lint --strict, {what} with monitors, alerts and dashboard on")
     with tempfile.TemporaryDirectory() as tmp:
-        helm.template(ALL_ON, extra=["--output-dir", tmp])
+        helm.template(ALL_ON, extra=[*OPERATOR_API, "--output-dir", tmp])
         # The dashboard ConfigMap is JSON in a string (its long lines are the queries).
         files = [f for f in sorted(Path(tmp).rglob("*.yaml"))
                  if f.name != "configmap-dashboard.yaml"] + [ALERTS_TEST]

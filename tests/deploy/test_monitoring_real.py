@@ -13,8 +13,10 @@ copy). No Prometheus Operator runs: the server stores and validates the objects 
 OpenAPI schemas), nothing scrapes them (test_monitoring.py's `prometheus` check scrapes real
 sidecars with the same relabeling and rules).
 
-no-crds    before the CRDs: `helm install` with the monitors and alerts on fails, naming the
-           missing kinds (what an operator sees who skipped that step); nothing is left.
+no-crds    before the CRDs: `helm install` with the monitors and alerts on and
+           monitoringCRDs=installed fails, naming the missing kinds; nothing is left. With the
+           default (auto) the install succeeds without the operator's objects (the dashboard
+           ConfigMap is there) and its notes say SKIPPED.
 crds       `kubectl apply --server-side` of the PodMonitor, ServiceMonitor and PrometheusRule
            CRDs; each becomes Established and `kubectl api-resources` lists the kinds.
 schema     the rendered objects pass `kubectl apply --dry-run=server`; copies with a value the
@@ -78,19 +80,35 @@ def step_no_crds(cp, helm, args, state):
           "the monitoring.coreos.com CRDs are already installed: no-crds needs a fresh "
           "control plane")
     cp.kubectl("create", "namespace", NO_CRDS_NS)
+    # monitoringCRDs: installed renders them anyway: the server refuses the unknown kinds.
     r = helm.run("install", RELEASE, CHART, "-n", NO_CRDS_NS,
-                 *helm.value_args(test_monitoring.ALL_ON), ok=False)
+                 *helm.value_args({**test_monitoring.ALL_ON, "monitoringCRDs": "installed"}),
+                 ok=False)
     out = out_of(r)
     check(r.returncode != 0 and 'no matches for kind "PodMonitor"' in out
           and "ensure CRDs are installed first" in out,
           f"helm install without the CRDs must fail naming PodMonitor: {out}")
     first = next(ln for ln in out.splitlines() if "no matches" in ln)
-    log(f"ok: without the CRDs helm install fails: {first[:240]}")
+    log(f"ok: without the CRDs, monitoringCRDs=installed: helm install fails: {first[:240]}")
     left = names(cp, NO_CRDS_NS, kinds=CORE_KINDS)
     check(not left, f"the refused install left {left}")
     check(not helm.run("list", "-n", NO_CRDS_NS, "-a", "-q").stdout.strip(),
           "the refused install left a release")
     log("ok: nothing left behind")
+    # The default (auto): the cluster does not serve monitoring.coreos.com/v1, so the chart
+    # installs without the operator's objects and its notes say so.
+    r = helm.run("install", RELEASE, CHART, "-n", NO_CRDS_NS,
+                 *helm.value_args({**test_monitoring.ALL_ON, "example": {"enabled": False},
+                                   "tests": {"enabled": False}}))
+    out = out_of(r)
+    check("SKIPPED: the PodMonitor, ServiceMonitor and PrometheusRule" in out,
+          f"helm install's notes must say the monitoring objects were skipped: {out}")
+    left = names(cp, NO_CRDS_NS, kinds=CORE_KINDS)
+    check(f"configmap/{RELEASE}-dashboard" in left and f"service/{RELEASE}-metrics" not in left,
+          f"monitoringCRDs auto without the CRDs installed {left}")
+    log(f"ok: without the CRDs, monitoringCRDs=auto: installed without them ({', '.join(left)});"
+        " the notes say SKIPPED")
+    helm.run("uninstall", RELEASE, "-n", NO_CRDS_NS, "--wait")
 
 
 def step_crds(cp, helm, args, state):
@@ -114,7 +132,7 @@ def step_crds(cp, helm, args, state):
 
 
 def rendered(helm, namespace):
-    return by_kind(helm.render(test_monitoring.ALL_ON, namespace=namespace))
+    return test_monitoring.render(helm, test_monitoring.ALL_ON, namespace=namespace)
 
 
 # (what, kind, mutation of the rendered object, a fragment of the server's message)

@@ -42,6 +42,63 @@ the tag stays a valid label value.
 {{- end -}}
 {{- end -}}
 
+{{/*
+Seconds in a Go duration ("1m30s", "1.5s", "500ms") as a float; the schema keeps the text one.
+*/}}
+{{- define "leasehold.seconds" -}}
+{{- $scale := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll "([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|ms|s|m|h)" . -1 -}}
+{{- $number := regexFind "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)" . -}}
+{{- $unit := trimPrefix $number . -}}
+{{- $total = addf $total (mulf (float64 $number) (get $scale $unit)) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/*
+The sidecar's own rules for the timings (election/ElectionTimings.cpp), checked when rendering
+so that bad values fail `helm install` with the values' names instead of a CrashLoopBackOff;
+and in run mode, a drain that ends before the kubelet's SIGKILL. Renders nothing.
+*/}}
+{{- define "leasehold.checkTimings" -}}
+{{- $t := .Values.timings -}}
+{{- $d := include "leasehold.seconds" $t.leaseDuration | float64 -}}
+{{- $r := include "leasehold.seconds" $t.renewDeadline | float64 -}}
+{{- $p := include "leasehold.seconds" $t.retryPeriod | float64 -}}
+{{- if le $p 0.0 -}}
+{{- fail (printf "timings.retryPeriod (%s) must be greater than 0" $t.retryPeriod) -}}
+{{- end -}}
+{{- if le $r (mulf 1.2 $p) -}}
+{{- fail (printf "timings.renewDeadline (%s) must be greater than 1.2 x timings.retryPeriod (%s), so the leader gets more than one try before it steps down" $t.renewDeadline $t.retryPeriod) -}}
+{{- end -}}
+{{- if le $d $r -}}
+{{- fail (printf "timings.leaseDuration (%s) must be greater than timings.renewDeadline (%s): the leader must stop claiming before anyone else may take over" $t.leaseDuration $t.renewDeadline) -}}
+{{- end -}}
+{{- if and .Values.runMode.enabled (hasKey .Values "terminationGracePeriodSeconds") -}}
+{{- $drain := include "leasehold.seconds" (.Values.runMode.drainTimeout | default "25s") | float64 -}}
+{{- $grace := .Values.terminationGracePeriodSeconds | float64 -}}
+{{- if gt (addf $drain 2.0) $grace -}}
+{{- fail (printf "runMode.drainTimeout (%s) must end at least 2s before terminationGracePeriodSeconds (%v): the kubelet kills the container then, and the Lease is released only after the drain" (.Values.runMode.drainTimeout | default "25s, the default") .Values.terminationGracePeriodSeconds) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Whether the sidecar is native (an init container with restartPolicy: Always): "true" or "".
+sidecar.native when set; else by the Kubernetes version (1.29+), and native when the caller
+passes no .Capabilities (a parent chart's `dict "Values" ...`).
+*/}}
+{{- define "leasehold.native" -}}
+{{- if kindIs "bool" .Values.sidecar.native -}}
+{{- ternary "true" "" .Values.sidecar.native -}}
+{{- else if and (hasKey . "Capabilities") .Capabilities -}}
+{{- ternary "true" "" (semverCompare ">=1.29.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- else -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/* Labels of every object. */}}
 {{- define "leasehold.labels" -}}
 {{ include "leasehold.selectorLabels" . }}
@@ -50,6 +107,53 @@ app.kubernetes.io/component: leader-election
 app.kubernetes.io/part-of: leasehold
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/*
+The pod spec's pulling and placement fields from the values of the same names, each only when
+set (may render nothing): the example's pods and the helm test pod. Affinity and topology
+spread are the example Deployment's alone (deployment.yaml): they name its pods' labels.
+*/}}
+{{- define "leasehold.podPlacement" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The helm test's objects' labels: every object's, but not the example's name, so that neither
+the monitors nor the leader Service (both select app.kubernetes.io/name: leasehold) pick the
+test pod.
+*/}}
+{{- define "leasehold.testLabels" -}}
+{{- $labels := include "leasehold.labels" . | fromYaml -}}
+{{- $_ := set $labels "app.kubernetes.io/name" "leasehold-test" -}}
+{{- $_ = set $labels "app.kubernetes.io/component" "test" -}}
+{{- toYaml $labels -}}
+{{- end -}}
+
+{{/*
+The Lease the helm test's sidecar follows: the Lease, or shard 0's in shard mode (the shard
+Leases are <lease>-0 .. <lease>-(N-1)).
+*/}}
+{{- define "leasehold.testLeaseName" -}}
+{{- if gt (int .Values.shards) 0 -}}
+{{- printf "%s-0" (include "leasehold.leaseName" .) -}}
+{{- else -}}
+{{- include "leasehold.leaseName" . -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Pod-level securityContext: leasehold runs as a non-root numeric user. */}}
@@ -77,13 +181,14 @@ seccompProfile:
 
 {{/*
 PUBLIC: the leasehold container as one list item. Put it under initContainers when
-sidecar.native is true (it carries restartPolicy: Always), under containers otherwise.
+`include "leasehold.native" .` is "true" (it carries restartPolicy: Always), under containers
+otherwise.
 */}}
 {{- define "leasehold.sidecar" -}}
 - name: leasehold
   image: {{ include "leasehold.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
-  {{- if .Values.sidecar.native }}
+  {{- if include "leasehold.native" . }}
   restartPolicy: Always
   {{- end }}
   args:
@@ -102,6 +207,7 @@ sidecar.native is true (it carries restartPolicy: Always), under containers othe
 
 {{/* The election flags of the sidecar and of `leasehold run`, as list items. */}}
 {{- define "leasehold.electionArgs" -}}
+{{- include "leasehold.checkTimings" . -}}
 - --lease-name={{ include "leasehold.leaseName" . }}
 - --lease-duration={{ .Values.timings.leaseDuration }}
 - --renew-deadline={{ .Values.timings.renewDeadline }}
@@ -262,6 +368,16 @@ The binary links glibc 2.36 dynamically: runMode.image needs glibc 2.36 or newer
 - name: leasehold-status
   mountPath: /var/run/leasehold
   readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when the Prometheus Operator's objects may be rendered: the cluster serves
+monitoring.coreos.com/v1, or monitoringCRDs says they are installed.
+*/}}
+{{- define "leasehold.monitoringServed" -}}
+{{- if or (eq .Values.monitoringCRDs "installed") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1") -}}
+true
 {{- end -}}
 {{- end -}}
 

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""The values every production chart takes, and what the chart decides for the user when it
+renders, checked with the real helm (no cluster needed):
+
+    test_chart_values.py [--helm BIN] [--sidecar BIN] CHECK...
+        CHECK: pod pdb timings native monitoring artifacthub (default: all; timings compares
+               with the binary when --sidecar is given)
+
+pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, tolerations, affinity,
+            topologySpreadConstraints, priorityClassName and terminationGracePeriodSeconds reach
+            the example's pod spec as given, and none of them is rendered by default; podLabels
+            add to the selector's labels and never replace one; the helm test pod gets the
+            pulling and placement ones, not affinity or topology spread (they name the
+            example's pods).
+pdb         no PodDisruptionBudget by default; pdb.enabled makes one over the example's pods
+            with maxUnavailable 1, or minAvailable when given; both or neither fail, naming
+            them; none without the example.
+timings     leaseDuration > renewDeadline > 1.2 x retryPeriod > 0 and run mode's drain 2 s
+            before terminationGracePeriodSeconds, checked when rendering: each bad case fails
+            `helm template` with the values' names, each good one renders (fractional Go
+            durations such as 1.5s too); with --sidecar the binary accepts exactly the
+            renderings the chart accepts and refuses the flags of every case the chart refuses.
+native      sidecar.native null picks a native sidecar on Kubernetes 1.29+ and a classic one
+            before (--kube-version), true/false override it, and the helm test (which needs a
+            native sidecar) is rendered only where the sidecar is native.
+monitoring  the PodMonitor, the ServiceMonitor (and its Service) and the PrometheusRule are
+            rendered only where monitoring.coreos.com/v1 is served (--api-versions) or
+            monitoringCRDs is "installed".
+artifacthub Chart.yaml's artifacthub.io/images names the values' image and
+            artifacthub.io/changes is a list of Artifact Hub's kinds with descriptions.
+"""
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import test_chart  # noqa: E402  (DUMMY_KUBECONFIG)
+from leasehold_testing import check, chart_suite  # noqa: E402
+from leasehold_testing.helm import (CHART, by_kind, deep_merge, documents,  # noqa: E402
+                                    load_values)
+
+POD_KNOBS = {
+    "imagePullSecrets": [{"name": "regcred"}],
+    "podAnnotations": {"example.com/owner": "team-a"},
+    "podLabels": {"team": "a", "app.kubernetes.io/name": "not-the-selector"},
+    "nodeSelector": {"kubernetes.io/os": "linux"},
+    "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "leader",
+                     "effect": "NoSchedule"}],
+    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": {
+            "topologyKey": "kubernetes.io/hostname",
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "leasehold"}}}}]}},
+    "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                   "whenUnsatisfiable": "ScheduleAnyway",
+                                   "labelSelector": {"matchLabels": {
+                                       "app.kubernetes.io/instance": "leasehold"}}}],
+    "priorityClassName": "leader-critical",
+    "terminationGracePeriodSeconds": 45,
+}
+PLACEMENT = ("imagePullSecrets", "nodeSelector", "tolerations", "priorityClassName")
+SELECTOR = {"app.kubernetes.io/name": "leasehold", "app.kubernetes.io/instance": "leasehold"}
+
+
+def example_pod(objs):
+    return objs[("Deployment", "leasehold")]["spec"]["template"]
+
+
+def check_pod(helm, _args):
+    defaults = example_pod(by_kind(helm.render()))
+    for key in POD_KNOBS:
+        if key != "terminationGracePeriodSeconds":
+            check(key not in defaults["spec"], f"default rendering has {key}")
+    check("annotations" not in defaults["metadata"], "default pods have annotations")
+    check(defaults["metadata"]["labels"] == SELECTOR, f"default labels {defaults['metadata']}")
+    check(defaults["spec"]["terminationGracePeriodSeconds"] == 30, "default grace period")
+
+    objs = by_kind(helm.render(POD_KNOBS))
+    pod = example_pod(objs)
+    for key in POD_KNOBS:
+        if key not in ("podAnnotations", "podLabels"):
+            check(pod["spec"].get(key) == POD_KNOBS[key],
+                  f"{key}: {pod['spec'].get(key)!r}, want {POD_KNOBS[key]!r}")
+    check(pod["metadata"]["annotations"] == POD_KNOBS["podAnnotations"],
+          f"podAnnotations: {pod['metadata'].get('annotations')}")
+    check(pod["metadata"]["labels"] == {**SELECTOR, "team": "a"},
+          f"podLabels must add to the selector's and never replace one: "
+          f"{pod['metadata']['labels']}")
+    test = objs[("Pod", "leasehold-test-leader")]["spec"]
+    for key in POD_KNOBS:
+        if key in PLACEMENT:
+            check(test.get(key) == POD_KNOBS[key], f"helm test pod: {key} {test.get(key)!r}")
+        elif key not in ("podAnnotations", "podLabels", "terminationGracePeriodSeconds"):
+            check(key not in test, f"helm test pod: {key} must stay the example's")
+    print(f"ok: pod: {', '.join(POD_KNOBS)} reach the example's pods; the test pod gets "
+          f"{', '.join(PLACEMENT)}; nothing of it by default")
+
+
+def check_pdb(helm, _args):
+    check(not [d for _, d in helm.render() if d["kind"] == "PodDisruptionBudget"],
+          "a PodDisruptionBudget by default")
+    for overrides, want in (({"pdb": {"enabled": True}}, {"maxUnavailable": 1}),
+                            ({"pdb": {"enabled": True, "minAvailable": "50%",
+                                      "maxUnavailable": ""}}, {"minAvailable": "50%"}),
+                            ({"pdb": {"enabled": True, "minAvailable": 2,
+                                      "maxUnavailable": ""}}, {"minAvailable": 2})):
+        pdb = by_kind(helm.render(overrides))[("PodDisruptionBudget", "leasehold")]
+        got = {k: v for k, v in pdb["spec"].items() if k != "selector"}
+        check(got == want, f"{overrides}: PDB spec {pdb['spec']}")
+        check(pdb["spec"]["selector"] == {"matchLabels": SELECTOR}, f"PDB selector {pdb}")
+        check(pdb["apiVersion"] == "policy/v1", f"PDB apiVersion {pdb['apiVersion']}")
+    for overrides, says in (({"pdb": {"enabled": True, "minAvailable": 1}}, "not both"),
+                            ({"pdb": {"enabled": True, "maxUnavailable": ""}},
+                             "set pdb.minAvailable or pdb.maxUnavailable")):
+        r = helm.template(overrides, ok=False)
+        check(r.returncode != 0 and says in r.stderr, f"{overrides}: {r.stderr.strip()}")
+    off = helm.render({"pdb": {"enabled": True}, "example": {"enabled": False},
+                       "tests": {"enabled": False}})
+    check(not [d for _, d in off if d["kind"] == "PodDisruptionBudget"],
+          "a PodDisruptionBudget without the example")
+    print("ok: pdb: off by default; maxUnavailable 1 or minAvailable (50%, 2) over the "
+          "example's pods; both or neither refused; none without the example")
+
+
+# (timings or other overrides, the words the refusal must contain); None: must render.
+TIMINGS = {
+    "defaults": ({}, None),
+    "fractional": ({"timings": {"leaseDuration": "4s", "renewDeadline": "2.5s",
+                                "retryPeriod": "1.5s"}}, None),
+    "minutes": ({"timings": {"leaseDuration": "1m", "renewDeadline": "1m30s"}},
+                "timings.leaseDuration (1m) must be greater than timings.renewDeadline (1m30s)"),
+    "D equals R": ({"timings": {"leaseDuration": "10s"}},
+                   "timings.leaseDuration (10s) must be greater than timings.renewDeadline"),
+    "R at 1.2 P": ({"timings": {"renewDeadline": "2.4s"}},
+                   "timings.renewDeadline (2.4s) must be greater than 1.2 x "
+                   "timings.retryPeriod (2s)"),
+    "R just above 1.2 P": ({"timings": {"renewDeadline": "2401ms"}}, None),
+    "P zero": ({"timings": {"retryPeriod": "0s"}}, "timings.retryPeriod (0s) must be greater"),
+    "run mode, default drain": ({"runMode": {"enabled": True}}, None),
+    "run mode, drain too long": ({"runMode": {"enabled": True, "drainTimeout": "29s"}},
+                                 "runMode.drainTimeout (29s) must end at least 2s before "
+                                 "terminationGracePeriodSeconds (30)"),
+    "run mode, longer grace": ({"runMode": {"enabled": True, "drainTimeout": "50s"},
+                                "terminationGracePeriodSeconds": 60}, None),
+    "run mode, default drain, short grace": ({"runMode": {"enabled": True},
+                                              "terminationGracePeriodSeconds": 20},
+                                             "runMode.drainTimeout (25s, the default)"),
+}
+
+
+def leasehold_args(values):
+    """The election flags as the chart would render them, for the binary (the chart refuses
+    to render them)."""
+    t = values["timings"]
+    return [f"--lease-duration={t['leaseDuration']}", f"--renew-deadline={t['renewDeadline']}",
+            f"--retry-period={t['retryPeriod']}", "--lease-name=leasehold", "--print-config"]
+
+
+def rendered_flags(stream):
+    """The command line of every leasehold in a rendering with --print-config (which checks
+    the flags and exits): each sidecar's args, and in run mode the app container's
+    `leasehold run FLAGS -- COMMAND`."""
+    for _, doc in documents(stream):
+        if doc["kind"] not in ("Deployment", "Pod"):
+            continue
+        spec = doc["spec"].get("template", doc)["spec"]
+        for c in spec.get("initContainers", []) + spec["containers"]:
+            if c["name"] == "leasehold":
+                yield [*c["args"], "--print-config"]
+            elif c.get("command", [])[:2] == ["/leasehold/leasehold", "run"]:
+                command = c["command"][1:]
+                sep = command.index("--")
+                yield [*command[:sep], "--print-config", *command[sep:]]
+
+
+def binary_accepts(sidecar, args, tmp):
+    kubeconfig = Path(tmp) / "kubeconfig"
+    kubeconfig.write_text(test_chart.DUMMY_KUBECONFIG)
+    env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
+           "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": tmp}
+    r = subprocess.run([str(sidecar), *args], capture_output=True, text=True, timeout=10,
+                       env=env)
+    return r.returncode == 0, r.stderr.strip()
+
+
+def check_timings(helm, args):
+    base = load_values()
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, (overrides, says) in TIMINGS.items():
+            r = helm.template(overrides, ok=False)
+            if says is None:
+                check(r.returncode == 0, f"{what}: refused: {r.stderr.strip()}")
+                if args.sidecar:
+                    for argv in rendered_flags(r.stdout):
+                        ok, err = binary_accepts(args.sidecar, argv, tmp)
+                        check(ok, f"{what}: the chart renders flags the binary refuses: {err}")
+            else:
+                check(r.returncode != 0 and says in r.stderr,
+                      f"{what}: want a refusal saying {says!r}: {r.stderr.strip()[:300]}")
+                if args.sidecar and "runMode" not in overrides:
+                    ok, _ = binary_accepts(args.sidecar,
+                                           leasehold_args(deep_merge(base, overrides)), tmp)
+                    check(not ok, f"{what}: the chart refuses timings the binary accepts")
+            print(f"ok: timings {what}: " + ("renders" if says is None else
+                                             f"refused: {says}")
+                  + (" (the binary agrees)" if args.sidecar else ""))
+
+
+def containers(spec):
+    return ([c["name"] for c in spec.get("initContainers", [])],
+            [c["name"] for c in spec["containers"]])
+
+
+def check_native(helm, _args):
+    for version, native, want in (("1.28.0", None, False), ("1.29.0", None, True),
+                                  ("1.37.2", None, True), ("1.28.0", True, True),
+                                  ("1.37.2", False, False)):
+        overrides = {"sidecar": {"native": native}} if native is not None else {}
+        objs = by_kind(helm.render(overrides, extra=["--kube-version", version]))
+        inits, apps = containers(example_pod(objs)["spec"])
+        got = "leasehold" in inits
+        check(got == want and ("leasehold" in apps) != want,
+              f"Kubernetes {version}, sidecar.native {native}: init {inits}, containers {apps}")
+        check((("Pod", "leasehold-test-leader") in objs) == want,
+              f"Kubernetes {version}: the helm test pod only with a native sidecar")
+        print(f"ok: native: Kubernetes {version}, sidecar.native {native}: "
+              f"{'native' if want else 'classic'} sidecar")
+
+
+MONITORING = {"metrics": {"podMonitor": {"enabled": True}, "serviceMonitor": {"enabled": True}},
+              "alerts": {"enabled": True}}
+MONITORING_OBJECTS = {("PodMonitor", "leasehold"), ("ServiceMonitor", "leasehold"),
+                      ("PrometheusRule", "leasehold"), ("Service", "leasehold-metrics")}
+
+
+def check_monitoring(helm, _args):
+    for what, overrides, extra, want in (
+            ("no CRDs", MONITORING, [], False),
+            ("--api-versions monitoring.coreos.com/v1", MONITORING,
+             ["--api-versions", "monitoring.coreos.com/v1"], True),
+            ("monitoringCRDs: installed", {**MONITORING, "monitoringCRDs": "installed"}, [],
+             True)):
+        objs = set(by_kind(helm.render(overrides, extra=extra)))
+        got = MONITORING_OBJECTS & objs
+        check(got == (MONITORING_OBJECTS if want else set()),
+              f"{what}: rendered {sorted(got)}")
+        print(f"ok: monitoring, {what}: {'all four' if want else 'none'} of the monitoring "
+              "objects")
+
+
+ARTIFACTHUB_KINDS = {"added", "changed", "deprecated", "removed", "fixed", "security"}
+
+
+def check_artifacthub(_helm, _args):
+    meta = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    notes = meta["annotations"]
+    images = yaml.safe_load(notes["artifacthub.io/images"])
+    image = load_values()["image"]
+    check(images == [{"name": "leasehold",
+                      "image": f"{image['repository']}:{image['tag']}"}],
+          f"artifacthub.io/images {images}")
+    changes = yaml.safe_load(notes["artifacthub.io/changes"])
+    check(changes and all(set(c) == {"kind", "description"} and c["kind"] in ARTIFACTHUB_KINDS
+                          and c["description"] for c in changes),
+          f"artifacthub.io/changes {changes}")
+    print(f"ok: artifacthub: images {images[0]['image']}; {len(changes)} changes")
+
+
+CHECKS = {"pod": check_pod, "pdb": check_pdb, "timings": check_timings, "native": check_native,
+          "monitoring": check_monitoring, "artifacthub": check_artifacthub}
+
+
+def main():
+    ap = chart_suite.parser()
+    ap.add_argument("--sidecar", type=Path, help="the leasehold binary (for `timings`)")
+    args = chart_suite.parse_names(ap, CHECKS, "check")
+    return chart_suite.run_offline(args, args.checks or list(CHECKS),
+                                   lambda helm, name: CHECKS[name](helm, args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
