@@ -62,8 +62,8 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import Failure, check  # noqa: E402
 from leasehold_testing import chart_suite  # noqa: E402
-from leasehold_testing.helm import (CHART, by_kind, deep_merge, load_values,  # noqa: E402
-                                    server_kube_version)
+from leasehold_testing.helm import (CHART, by_kind, deep_merge, is_hook,  # noqa: E402
+                                    load_values, server_kube_version)
 from leasehold_testing.paths import LICENSE_SPDX, ROOT  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -585,8 +585,7 @@ def sidecar_of(obj):
 def check_manifests(helm, _args):
     # The helm test's objects (hooks: its pod, ServiceAccount, Role, RoleBinding) exist only in
     # the chart.
-    chart = {k: normalise(v) for k, v in by_kind(helm.render()).items()
-             if "helm.sh/hook" not in v["metadata"].get("annotations", {})}
+    chart = {k: normalise(v) for k, v in by_kind(helm.render()).items() if not is_hook(v)}
     plain = {k: normalise(v) for k, v in by_kind(manifest_docs(ROOT)).items()}
     check(set(chart) == set(plain), f"objects differ: chart {sorted(chart)} vs manifests "
                                     f"{sorted(plain)}")

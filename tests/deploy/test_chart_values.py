@@ -3,8 +3,8 @@
 renders, checked with the real helm (no cluster needed):
 
     test_chart_values.py [--helm BIN] [--sidecar BIN] CHECK...
-        CHECK: pod pdb timings native monitoring artifacthub (default: all; timings compares
-               with the binary when --sidecar is given)
+        CHECK: pod pdb timings native monitoring artifacthub injector (default: all; timings
+               compares with the binary when --sidecar is given)
 
 pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, tolerations, affinity,
             topologySpreadConstraints, priorityClassName and terminationGracePeriodSeconds reach
@@ -28,6 +28,10 @@ monitoring  the PodMonitor, the ServiceMonitor (and its Service) and the Prometh
             monitoringCRDs is "installed".
 artifacthub Chart.yaml's artifacthub.io/images names the values' image and
             artifacthub.io/changes is a list of Artifact Hub's kinds with descriptions.
+injector    injector.enabled is refused where MutatingAdmissionPolicy is not served, renders
+            its policies, bindings and parameters ConfigMap (from the values: the image pinned
+            by digest, the timings, the ports) with --api-versions or skipVersionCheck; yamllint
+            --strict and helm lint --strict pass. test_injector_real.py runs it on the server.
 """
 import subprocess
 import sys
@@ -37,7 +41,7 @@ from pathlib import Path
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import test_chart  # noqa: E402  (DUMMY_KUBECONFIG)
+import test_chart  # noqa: E402  (DUMMY_KUBECONFIG, yamllint)
 from leasehold_testing import check, chart_suite  # noqa: E402
 from leasehold_testing.helm import (CHART, by_kind, deep_merge, documents,  # noqa: E402
                                     load_values)
@@ -250,6 +254,45 @@ def check_monitoring(helm, _args):
               "objects")
 
 
+INJECTOR = {"injector": {"enabled": True}, "example": {"enabled": False},
+            "tests": {"enabled": False}}
+INJECTOR_OBJECTS = {"ConfigMap", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+                    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+MAP_API = ["--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"]
+
+
+def check_injector(helm, _args):
+    r = helm.template(INJECTOR, ok=False)
+    check(r.returncode != 0 and "injector.enabled needs MutatingAdmissionPolicy" in r.stderr,
+          f"the injector without the API must be refused: {r.stderr.strip()}")
+    print("ok: injector: refused where MutatingAdmissionPolicy is not served (helm template "
+          "without --api-versions)")
+    pinned = {**INJECTOR, "image": {"digest": "sha256:" + "ab" * 32}}
+    for what, overrides, extra in (("--api-versions", pinned, MAP_API),
+                                   ("skipVersionCheck", {**pinned, "injector": {
+                                       "enabled": True, "skipVersionCheck": True}}, [])):
+        stream = helm.template(overrides, extra=extra)
+        objs = by_kind(documents(stream))
+        check({k for k, _ in objs} >= INJECTOR_OBJECTS, f"{what}: rendered {sorted(objs)}")
+        data = objs[("ConfigMap", "leasehold-injector")]["data"]
+        want = load_values()
+        check(data["image"] == (f"{want['image']['repository']}:{want['image']['tag']}@sha256:"
+                                + "ab" * 32)
+              and data["leaseDuration"] == want["timings"]["leaseDuration"]
+              and data["probePort"] == str(want["probePort"]),
+              f"{what}: parameters {data}")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "injector.yaml"
+            path.write_text(stream)
+            rc, out = test_chart.yamllint([path])
+            check(rc == 0, f"{what}: yamllint --strict on the rendered injector:\n{out}")
+        print(f"ok: injector with {what}: {len(objs)} objects, the parameters from the values "
+              "(the image pinned by digest); yamllint --strict")
+    out = helm.lint({**INJECTOR, "injector": {"enabled": True, "skipVersionCheck": True}}).stdout
+    check("0 chart(s) failed" in out, f"helm lint --strict with the injector: {out}")
+    print("ok: injector: helm lint --strict")
+
+
 ARTIFACTHUB_KINDS = {"added", "changed", "deprecated", "removed", "fixed", "security"}
 
 
@@ -269,7 +312,8 @@ def check_artifacthub(_helm, _args):
 
 
 CHECKS = {"pod": check_pod, "pdb": check_pdb, "timings": check_timings, "native": check_native,
-          "monitoring": check_monitoring, "artifacthub": check_artifacthub}
+          "monitoring": check_monitoring, "artifacthub": check_artifacthub,
+          "injector": check_injector}
 
 
 def main():

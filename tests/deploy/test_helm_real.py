@@ -26,7 +26,8 @@ upgrade    `helm upgrade` to podLabel + leader Service + other timings + no stat
            Role gains pods get/patch, the Service appears, the Deployment's flags change,
            NOTES name the leader pod label; a second upgrade (--reuse-values) drops the Service.
 test       `helm test` creates the test Pod (hook annotation, native sidecar with the chart's
-           flags, ServiceAccount admission's token volume): with nothing to run it, helm times
+           flags, ServiceAccount admission's token volume; its own ServiceAccount, Role and
+           RoleBinding, hooks created before it): with nothing to run it, helm times
            out and keeps the failed Pod (delete policy before-hook-creation,hook-succeeded).
            Then the kubelet's part is played by hand: once helm has created the new Pod the test
            writes status.phase=Succeeded (what a kubelet reports when curl exits 0); helm test
@@ -48,7 +49,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
 from leasehold_testing import ControlPlane, Failure, check, log, wait_for  # noqa: E402
 from leasehold_testing.chart_suite import parse_names, real_parser, run_real  # noqa: E402
-from leasehold_testing.helm import CHART, by_kind, documents  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind, documents, is_hook  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 NS = f"lh-helm-{os.getpid()}"
@@ -170,7 +171,7 @@ def step_install(cp, helm, state):
         f"{test_chart.first_line(r.stdout, 'STATUS')}; NOTES show `get lease {RELEASE}`")
     rendered = by_kind(helm.render(namespace=NS))
     names = cp.names(KINDS, NS, INSTANCE)
-    want = sorted(f"{k.lower()}/{n}" for k, n in rendered if k != "Pod")
+    want = sorted(f"{k.lower()}/{n}" for (k, n), d in rendered.items() if not is_hook(d))
     check(sorted(map(short, names)) == want, f"objects of the release: {names}, rendered {want}")
     role = cp.get("role", RELEASE, "-n", NS)
     check(role["rules"] == rendered[("Role", RELEASE)]["rules"], f"Role rules {role['rules']}")
@@ -264,6 +265,9 @@ def step_test(cp, helm, state):
     proc = helm_test_async(helm, "15s")
     try:
         pod = wait_for("helm test to create the test Pod", lambda: test_pod(cp), 30, 0.2)
+        # helm deletes these hooks (hook-succeeded) once the test ends, passed or not.
+        hook_kinds = [kind for kind in ("serviceaccount", "role", "rolebinding")
+                      if cp.kubectl("get", kind, TEST_POD, "-n", NS, ok=False).returncode == 0]
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -283,9 +287,9 @@ def step_test(cp, helm, state):
           f"test Pod's sidecar: {side}")
     check(spec["serviceAccountName"] == TEST_POD, f"serviceAccountName {spec}: the test's own "
           "ServiceAccount, which may only read the Lease")
-    for kind in ("serviceaccount", "role", "rolebinding"):
-        check(cp.kubectl("get", kind, TEST_POD, "-n", NS, ok=False).returncode == 0,
-              f"helm test created no {kind} {TEST_POD} (a test hook before the Pod)")
+    check(sorted(hook_kinds) == ["role", "rolebinding", "serviceaccount"],
+          f"while the test Pod existed, its ServiceAccount, Role and RoleBinding (hooks before "
+          f"it) must have: {hook_kinds}")
     injected = [v["name"] for v in spec.get("volumes", []) if "projected" in v
                 and v["name"].startswith("kube-api-access-")]
     check(injected and all(any(m["name"] == injected[0] for m in c.get("volumeMounts", []))

@@ -42,7 +42,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_monitoring  # noqa: E402  (ALL_ON, DASHBOARD)
 from leasehold_testing import ControlPlane, check, log  # noqa: E402
 from leasehold_testing.chart_suite import parse_names, real_parser, run_real  # noqa: E402
-from leasehold_testing.helm import CHART, by_kind  # noqa: E402
+from leasehold_testing.helm import CHART, by_kind, is_hook  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 NS = f"lh-mon-{os.getpid()}"
@@ -181,7 +181,7 @@ def step_install(cp, helm, args, state):
                  f"get configmap {RELEASE}-dashboard"):
         check(line in r.stdout, f"NOTES must show `{line}`: {r.stdout}")
     objs = rendered(helm, NS)
-    want = sorted(short(k, n) for k, n in objs if k != "Pod")
+    want = sorted(short(k, n) for (k, n), o in objs.items() if not is_hook(o))
     got = names(cp, NS)
     check(got == want, f"objects of the release: {got}, rendered {want}")
     log(f"ok: helm install with the monitors, alerts and dashboard on: {', '.join(got)}")

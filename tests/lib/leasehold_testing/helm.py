@@ -85,6 +85,12 @@ def documents(text, default_source="-"):
     return out
 
 
+def is_hook(obj):
+    """Whether a rendered object is a helm hook (helm test's pod and its grants): helm install
+    leaves those to their hook."""
+    return "helm.sh/hook" in (obj["metadata"].get("annotations") or {})
+
+
 def by_kind(docs):
     """{(kind, name): object} of documents() (a Failure if one is there twice)."""
     out = {}
