@@ -42,7 +42,9 @@ Steps (default: delete crash helmtest, the gate's; the others run in the full su
             leads before D - P after the kill (no release: the Lease expires), somebody does by
             D + P + slack, with a higher token, and the pod turns Ready again;
   helmtest  `helm test` runs its pod on the node (its own native sidecar, curl on /leader
-            until it names a holder) and it succeeds, with no status written by the test;
+            until it names a holder) and it succeeds, with no status written by the test; then
+            its pod, ServiceAccount, Role and RoleBinding are deleted (hook-succeeded) and the
+            Lease has the same holder and token (the test's Role only reads it);
   rollout   `kubectl rollout restart`: the leadership changes (at most one per pod) and the time
             with no leader (shorter than D - P: every handover is a release);
   evict     every pod evicted through the Eviction API, one at a time under a
@@ -342,11 +344,27 @@ class Scenarios:
             f"(process VmHWM {hwm / 1024:.1f} MiB), no restart")
 
     def helmtest(self):
+        def lease():
+            return json.loads(self.cluster.kubectl("get", "lease", RELEASE, "-o", "json"))["spec"]
+        before = lease()
         t1 = time.monotonic()
         # Not --logs: a passing test's Pod is deleted at once (hook-succeeded, chart README).
         out = self.cluster.helm("test", RELEASE, "--timeout", "150s")
         check(re.search(r"^Phase:\s+Succeeded$", out, re.M), f"helm test said:\n{out}")
-        log(f"helmtest: helm test passed in {time.monotonic() - t1:.1f}s, its pod on the node")
+        took = time.monotonic() - t1
+        test = f"{RELEASE}-test-leader"
+        def gone():
+            return not [k for k in ("pod", "serviceaccount", "role", "rolebinding")
+                        if self.cluster.kubectl("get", k, test, ok=False) is not None]
+        wait_for("helm test's pod, ServiceAccount, Role and RoleBinding to be deleted "
+                 "(hook-succeeded)", gone, 60, interval=0.5)
+        after = lease()
+        check((after.get("holderIdentity"), after.get("leaseTransitions"))
+              == (before.get("holderIdentity"), before.get("leaseTransitions")),
+              f"helm test moved the Lease: {before} -> {after} (its Role only reads it)")
+        log(f"helmtest: helm test passed in {took:.1f}s, its pod on the node; its pod, "
+            f"ServiceAccount, Role and RoleBinding deleted after; the Lease still held by "
+            f"{after.get('holderIdentity')} (token {after.get('leaseTransitions')})")
 
 
 def memory_cgroup(pid):
