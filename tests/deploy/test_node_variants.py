@@ -3,7 +3,8 @@
 (tests/realkube/start.sh up DIR --node), each in its own namespace and judged from inside the
 pods as an app sees them:
 
-    test_node_variants.py --build-dir DIR --tools DIR [--helm BIN] [manifests|runmode|shards]...
+    test_node_variants.py --build-dir DIR --tools DIR [--helm BIN] [STEP...]
+        STEP: manifests runmode shards inject (default: all)
 
 manifests  `kubectl apply` of manifests/, as README says for another namespace (`sed` of
            `namespace: default`) with the image set to the released one, REGISTRY/leasehold:
@@ -16,6 +17,14 @@ runmode    helm install oci://REGISTRY/charts/leasehold with runMode.enabled=tru
            of that pod, it runs in exactly one other pod;
 shards     the same chart with shards=4: every pod Ready, every shard owned by exactly one pod
            (each pod's /shards from inside it), the pods' counts differ by at most one.
+inject     the chart from the registry with injector.enabled (its own release and namespace),
+           a release without the example for the grants on the Lease "shop", then a Deployment
+           of the user's own (3 replicas, its own app container reading /leader, labelled
+           leasehold.io/inject with leasehold.io/lease: shop) in a namespace that enforces Pod
+           Security "restricted", and an unlabelled one: each shop pod has exactly one
+           sidecar, first among its init containers, pulled by digest; the unlabelled pod none;
+           one leader that every shop pod and the Lease agree on; after the leader pod's delete
+           another leads with a higher token.
 Leasehold's image and chart come from scripts/release.sh of this checkout to a local registry
 (leasehold_testing.node_release, as deploy.node_chart), which the node's containerd pulls from;
 only the app's and run mode's images are imported. Needs root, docker, docker-registry, the
@@ -37,7 +46,7 @@ from leasehold_testing.oci_registry import OciRegistryError
 from leasehold_testing.paths import ROOT, product_version
 
 RUN_IMAGE = chart_value("runMode.image")
-STEPS = ("manifests", "runmode", "shards")
+STEPS = ("manifests", "runmode", "shards", "inject")
 
 
 def manifests(cp, helm, rel):
@@ -139,6 +148,86 @@ def shards(cp, helm, rel):
     log(f"shards: helm install shards={n}: {len(pods)} pods Ready; owned "
         f"{', '.join(f'{k}: {v}' for k, v in owned.items())}")
     cluster.helm("uninstall", release, "--wait", "--timeout", "120s")
+
+
+# The user's own workload for `inject`: not the chart's example (its own names, its own app
+# that reads /leader), in a namespace that enforces Pod Security "restricted".
+SHOP_APP = ["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do wget -qO- "
+            "http://127.0.0.1:4040/leader || echo 'no sidecar'; echo; sleep 5 & wait $!; done"]
+RESTRICTED = {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "runAsUser": 65532,
+              "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def shop_deployment(name, replicas, inject):
+    meta = {"labels": {"app": name}}
+    if inject:
+        meta["labels"]["leasehold.io/inject"] = "true"
+        meta["annotations"] = {"leasehold.io/lease": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": meta, "spec": {
+                         "serviceAccountName": name, "terminationGracePeriodSeconds": 10,
+                         "containers": [{"name": "web", "image": chart_value("example.app.image"),
+                                         "command": SHOP_APP, "securityContext": RESTRICTED}]}}}}
+
+
+def sidecar_names(pod):
+    spec = pod["spec"]
+    return [c["name"] for c in spec.get("initContainers", []) + spec["containers"]
+            if c["name"] == "leasehold"]
+
+
+def inject(cp, helm, rel):
+    ns, n = "node-inject", 3
+    published = rel.published()
+    # The injector, once for the cluster, in a namespace of its own.
+    NodeCluster(cp, "leasehold-system", helm).install_released_chart(
+        "injector", rel.registry, published.chart_version, "--set", "injector.enabled=true",
+        "--set", "example.enabled=false", "--set", "tests.enabled=false", pods=False)
+    cluster = NodeCluster(cp, ns, helm)
+    cp.kubectl("create", "namespace", ns)
+    cp.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
+    for name in ("shop", "plain"):
+        cluster.kubectl("create", "serviceaccount", name)
+    # The grants on the Lease "shop" for the ServiceAccount "shop": the chart without its example.
+    cluster.install_released_chart(
+        "shop-lease", rel.registry, published.chart_version, "--set", "example.enabled=false",
+        "--set", "tests.enabled=false", "--set", "leaseName=shop",
+        "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=shop", pods=False)
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(
+        {"apiVersion": "v1", "kind": "List",
+         "items": [shop_deployment("shop", n, True), shop_deployment("plain", 1, False)]}))
+    for name in ("shop", "plain"):
+        cluster.kubectl("rollout", "status", f"deployment/{name}", "--timeout=180s", timeout=200)
+    shop = wait_for(f"{n} Ready shop pods",
+                    lambda: (lambda p: len(p) == n and all(cluster.ready(x) for x in p) and p)(
+                        cluster.pods("app=shop")), 60, interval=0.5)
+    for pod in shop:
+        check(sidecar_names(pod) == ["leasehold"]
+              and pod["spec"]["initContainers"][0]["name"] == "leasehold",
+              f"{pod['metadata']['name']}: want exactly one sidecar, first: {sidecar_names(pod)}")
+    rel.check_pulled(cluster, shop)
+    (plain,) = cluster.pods("app=plain")
+    check(not sidecar_names(plain), f"the unlabelled pod got {sidecar_names(plain)}")
+    leader, answer = wait_for("one shop leader that every shop pod and the Lease agree on",
+                              lambda: cluster.one_leader("shop", selector="app=shop",
+                                                         container="web"), 60, interval=0.5)
+    first = leader["metadata"]["name"]
+    t0 = time.monotonic()
+    cluster.kubectl("delete", "pod", first, "--wait=false")
+    leader, after = wait_for("another shop leader after the leader pod's delete",
+                             lambda: cluster.one_leader("shop", but=first, selector="app=shop",
+                                                        container="web"), 60, interval=0.5)
+    check(after["fencingToken"] > answer["fencingToken"],
+          f"token {answer['fencingToken']} -> {after['fencingToken']}: a new term's is higher")
+    log(f"inject: {n} pods of a Deployment of the user's own (Pod Security restricted) got one "
+        f"sidecar each from the injector; the unlabelled one none; {first} led (token "
+        f"{answer['fencingToken']}); after its delete {leader['metadata']['name']} leads "
+        f"({time.monotonic() - t0:.1f}s later, token {after['fencingToken']})")
+    cluster.kubectl("delete", "deployment", "shop", "plain", "--wait=true", timeout=120)
+    cluster.helm("uninstall", "shop-lease", "--wait", "--timeout", "120s")
+    NodeCluster(cp, "leasehold-system", helm).helm("uninstall", "injector", "--wait",
+                                                   "--timeout", "120s")
 
 
 def main():

@@ -87,18 +87,19 @@ class NodeCluster:
                   "--set", "image.pullPolicy=Never", *args, "--wait", "--timeout", "180s")
         return self._ready_pods(release)
 
-    def install_released_chart(self, release, registry, chart_version, *args):
+    def install_released_chart(self, release, registry, chart_version, *args, pods=True):
         """`helm install --wait` as a user installs a release (README "Installing"): the chart
         oci://REGISTRY/charts/leasehold --version CHART_VERSION as RELEASE with helm's ARGS, its
         values as pushed (the image REGISTRY/leasehold:TAG@DIGEST, pullPolicy IfNotPresent),
         so the node's containerd pulls the image from REGISTRY (an OciRegistry), verifying its
         certificate: REGISTRY's hosts.toml goes into the node's registry config_path first
-        (tests/realkube/node.sh). The chart's pods, every one Ready."""
+        (tests/realkube/node.sh). The chart's pods, every one Ready (PODS=False: a release
+        without the example, nothing to wait for)."""
         registry.write_containerd_hosts(self.cp.env["NODE_REGISTRY_CONFIG"])
         self.helm("install", release, f"oci://{registry.host}/charts/leasehold", "--version",
                   chart_version, "--ca-file", registry.ca_file, "--create-namespace", *args,
                   "--wait", "--timeout", "180s")
-        return self._ready_pods(release)
+        return self._ready_pods(release) if pods else []
 
     def _ready_pods(self, release):
         replicas = chart_value("example.replicas")
@@ -180,15 +181,15 @@ class NodeCluster:
         kubelet sees the container exit and restarts it (restartPolicy Always)."""
         run([*self.ctr, "tasks", "kill", "--signal", signal, self.container_id(pod, container)])
 
-    def one_leader(self, lease, but=None):
-        """(the pod that leads, its /leader answer) once every running pod (but the one named
-        BUT, being deleted) agrees on it from inside its app container, its status file says
-        the same, and the Lease LEASE names it; else None. The pods are asked one after another:
-        across a handover two of them may each say true at its own moment. Overlap is the
-        Observer's to judge; this waits for a state."""
-        pods = [p for p in self.pods() if p["metadata"]["name"] != but
+    def one_leader(self, lease, but=None, selector=None, container="app"):
+        """(the pod that leads, its /leader answer) once every running pod (of SELECTOR; but the
+        one named BUT, being deleted) agrees on it from inside its app CONTAINER, its status
+        file says the same, and the Lease LEASE names it; else None. The pods are asked one
+        after another: across a handover two of them may each say true at its own moment.
+        Overlap is the Observer's to judge; this waits for a state."""
+        pods = [p for p in self.pods(selector) if p["metadata"]["name"] != but
                 and p["status"].get("phase") == "Running"]
-        seen = {p["metadata"]["name"]: self.app_sees(p) for p in pods}
+        seen = {p["metadata"]["name"]: self.app_sees(p, container) for p in pods}
         if not seen or None in seen.values():
             return None
         leaders = [n for n, (a, _) in seen.items() if a.get("leader") is True]
