@@ -211,10 +211,15 @@ class Scale:
         return out
 
     def delete_leases(self, leases):
+        """A fresh start for the next point: each Lease deleted and, where the chart makes it
+        (its Role has no create), made again empty as the chart would."""
         for k in range(leases):
             env = self.envs[k]
             self.plane.api("DELETE", LEASE_PATH.format(ns=env.namespace, name=self.lease_name(k)),
                            ok=(200, 404))
+            for doc in getattr(env, "rendered", []):
+                if doc["kind"] == "Lease":
+                    env.create(doc)
 
     def idle(self):
         """The control plane with no sidecars: its own background over the idle window."""

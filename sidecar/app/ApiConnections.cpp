@@ -1,5 +1,7 @@
 #include "app/ApiConnections.h"
 
+#include "kube/RefusalHint.h"
+
 namespace leasehold::app {
 
 ApiConnections::ApiConnections(boost::asio::io_context& io, const cluster::RestConfig& rest,
@@ -14,21 +16,21 @@ ApiConnections::ApiConnections(boost::asio::io_context& io, const cluster::RestC
     api->setWarningHandler([this](const std::string& w) { logger_.warn(w); });
   }
   lease_.setRequestObserver([this](const std::string& verb, int code) {
-    observe(verb, code);
+    observe(kube::Connection::kLease, verb, code);
     if (code != 0) answered_ = true;
   });
-  side_.setRequestObserver([this](const std::string& verb, int code) { observe(verb, code); });
+  side_.setRequestObserver(
+      [this](const std::string& verb, int code) { observe(kube::Connection::kSide, verb, code); });
 }
 
-void ApiConnections::observe(const std::string& verb, int code) {
+void ApiConnections::observe(kube::Connection connection, const std::string& verb, int code) {
   metrics_.apiRequest(verb, code);
-  int& last = lastCodeByVerb_[verb];
+  // Per connection: a refused Event create must not hide a refused Lease create.
+  int& last = lastCode_[{connection, verb}];
   if ((code == 401 || code == 403) && last != code) {
-    logger_.warn("API request refused",
-                 {{"verb", verb},
-                  {"code", std::to_string(code)},
-                  {"hint", code == 401 ? "the credentials were not accepted"
-                                       : "the credentials lack a permission (RBAC)"}});
+    logger_.warn("API request refused", {{"verb", verb},
+                                         {"code", std::to_string(code)},
+                                         {"hint", kube::refusalHint(connection, verb, code)}});
   }
   last = code;
 }

@@ -7,9 +7,11 @@
 // reach the operator. The server's host name is looked up on the process's BlockingWorker.
 #include <map>
 #include <string>
+#include <utility>
 
 #include "cluster/RestConfig.h"
 #include "kube/ApiClient.h"
+#include "kube/RefusalHint.h"
 #include "log/Logger.h"
 #include "net/WorkerHostResolver.h"
 #include "publish/Metrics.h"
@@ -35,14 +37,14 @@ class ApiConnections {
   void shutdown();
 
  private:
-  void observe(const std::string& verb, int code);
+  void observe(kube::Connection connection, const std::string& verb, int code);
 
   publish::Metrics& metrics_;
   const log::Logger& logger_;
   net::WorkerHostResolver resolver_;  // before the clients, which use it
   kube::ApiClient lease_;
   kube::ApiClient side_;
-  std::map<std::string, int> lastCodeByVerb_;
+  std::map<std::pair<kube::Connection, std::string>, int> lastCode_;
   bool answered_ = false;
 };
 

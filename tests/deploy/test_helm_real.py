@@ -2,8 +2,8 @@
 """The chart and manifests/ on the real kube-apiserver (tests/realkube), with real helm and kubectl.
 
     test_helm_real.py [--helm BIN] [--kubectl BIN] [--control-plane DIR] [STEP...]
-        STEP: manifests variants install reject upgrade test uninstall (default: all, in order;
-              upgrade/test/uninstall need install)
+        STEP: manifests variants isolation install reject upgrade test uninstall (default: all,
+              in order; upgrade/test/uninstall need install)
 
 The control plane is etcd + kube-apiserver only (tests/realkube/start.sh): no controller-manager,
 scheduler or kubelet. Objects are validated, defaulted and admitted for real, but a Deployment
@@ -16,6 +16,11 @@ manifests  `kubectl apply --dry-run=server -f manifests/` is accepted (and creat
            a copy with requests above limits, or with a misspelt field, is refused by the server.
 variants   every value combination test_chart.py renders (run mode too), and the subchart usage
            of the chart README, `helm template` | `kubectl apply --dry-run=server`: all accepted.
+isolation  two releases in one namespace: each has the Lease the chart made (no holder, kept on
+           uninstall), and `kubectl auth can-i` as each ServiceAccount: get/update/watch on its
+           own Lease yes; create of any Lease, patch/delete of its own, anything on the
+           other's: no. helm uninstall keeps both Leases; a reinstall under the same name
+           adopts its Lease (same uid), another release naming it is refused.
 install    a copy of the chart that asks for Kubernetes >= 1.99 is refused by helm with the
            server's real version; then `helm install`: Chart.yaml's kubeVersion passes for
            real, NOTES are shown, and the server's objects are the rendered ones (the native
@@ -31,8 +36,9 @@ test       `helm test` creates the test Pod (hook annotation, native sidecar wit
            out and keeps the failed Pod (delete policy before-hook-creation,hook-succeeded).
            No test writes a kubelet's part: deploy.node_chart runs helm test on a real node
            (the Pod passes, helm deletes it and its grants).
-uninstall  `helm uninstall`: no object with the release's labels is left but the failed test's
-           Pod (helm never deletes those), nor helm's release Secrets.
+uninstall  `helm uninstall`: no object with the release's labels is left but the Lease (kept:
+           its fencing token) and the failed test's Pod (helm never deletes those), nor
+           helm's release Secrets.
 """
 import json
 import os
@@ -56,7 +62,7 @@ VARIANTS_NS = f"lh-variants-{os.getpid()}"
 RELEASE = "leasehold"
 INSTANCE = f"app.kubernetes.io/instance={RELEASE}"
 TEST_POD = f"{RELEASE}-test-leader"
-KINDS = "serviceaccounts,roles,rolebindings,deployments,services,pods,configmaps"
+KINDS = "serviceaccounts,roles,rolebindings,deployments,services,pods,configmaps,leases"
 
 
 class Cluster(ControlPlane):
@@ -105,8 +111,10 @@ def step_manifests(cp, helm, state):
     r = cp.kubectl("apply", "--dry-run=server", "-f", ROOT / "manifests", ok=False)
     check(r.returncode == 0, f"kubectl apply --dry-run=server -f manifests/: {out_of(r)}")
     lines = r.stdout.strip().splitlines()
-    check(len(lines) == 4 and all("created (server dry run)" in ln for ln in lines),
-          f"expected 4 objects created (server dry run): {r.stdout}")
+    docs = [d for path in sorted((ROOT / "manifests").glob("*.yaml"))
+            for d in yaml.safe_load_all(path.read_text()) if d]
+    check(len(lines) == len(docs) and all("created (server dry run)" in ln for ln in lines),
+          f"expected {len(docs)} objects created (server dry run): {r.stdout}")
     for ln in lines:
         log(f"ok: {ln}")
     for path in sorted((ROOT / "manifests").glob("*.yaml")):
@@ -199,8 +207,10 @@ def step_reject(cp, helm, state):
     status = helm.run("status", "bad", "-n", NS, ok=False).stdout
     check("STATUS: failed" in status, f"the release should be recorded as failed: {status}")
     helm.run("uninstall", "bad", "-n", NS)
-    check(not cp.names(KINDS, NS, "app.kubernetes.io/instance=bad"), "the failed release's objects")
-    log("ok: the failed release is recorded as failed and uninstalls cleanly")
+    left = cp.names(KINDS, NS, "app.kubernetes.io/instance=bad")
+    # The Lease stays (helm.sh/resource-policy: keep), as after every uninstall.
+    check([short(n) for n in left] == ["lease/bad"], f"the failed release's objects: {left}")
+    log("ok: the failed release is recorded as failed and uninstalls cleanly (its Lease kept)")
 
 
 UPGRADE = {"podLabel": "leasehold.io/leader", "leaderService": {"enabled": True},
@@ -305,17 +315,65 @@ def step_test(cp, helm, state):
     # kubelet: deploy.node_chart's helmtest step runs it on a real node.
 
 
+def can_i(cp, ns, sa, verb, resource):
+    r = cp.kubectl("auth", "can-i", verb, resource, "-n", ns,
+                   f"--as=system:serviceaccount:{ns}:{sa}", ok=False)
+    return r.stdout.strip()
+
+
+def step_isolation(cp, helm, state):
+    ns = f"lh-iso-{os.getpid()}"
+    cp.kubectl("create", "namespace", ns)
+    quiet = {"example": {"enabled": False}, "tests": {"enabled": False}}
+    for release in ("shop", "billing"):
+        helm.run("install", release, CHART, "-n", ns, *helm.value_args(quiet))
+        lease = cp.get("lease", release, "-n", ns)
+        check(lease["metadata"]["annotations"].get("helm.sh/resource-policy") == "keep"
+              and not lease["spec"].get("holderIdentity"),
+              f"the chart's Lease {release}: {lease['metadata']}, {lease['spec']}")
+    want = {("update", "own"): "yes", ("get", "own"): "yes", ("watch", "own"): "yes",
+            ("create", "any"): "no", ("patch", "own"): "no", ("delete", "own"): "no",
+            ("update", "other"): "no", ("patch", "other"): "no", ("get", "other"): "no",
+            ("delete", "other"): "no"}
+    for sa, other in (("shop", "billing"), ("billing", "shop")):
+        got = {}
+        for verb, whose in want:
+            resource = {"own": f"leases/{sa}", "other": f"leases/{other}",
+                        "any": "leases"}[whose]
+            got[(verb, whose)] = can_i(cp, ns, sa, verb, resource)
+        check(got == want, f"{sa}'s grants on the Leases: {got}, want {want}")
+    log(f"ok: two releases in {ns}, each with the Lease the chart made (kept on uninstall, no "
+        "holder): each ServiceAccount may get/update/watch its own Lease and nothing else: "
+        "no create of any Lease, no patch or delete of its own, nothing on the other's")
+    for release in ("shop", "billing"):
+        helm.run("uninstall", release, "-n", ns)
+        check(cp.get("lease", release, "-n", ns)["metadata"]["name"] == release,
+              f"helm uninstall deleted the Lease {release} (helm.sh/resource-policy: keep)")
+    log("ok: helm uninstall keeps each Lease (its fencing token never goes back)")
+    before = cp.get("lease", "shop", "-n", ns)["metadata"]["uid"]
+    helm.run("install", "shop", CHART, "-n", ns, *helm.value_args(quiet))
+    check(cp.get("lease", "shop", "-n", ns)["metadata"]["uid"] == before,
+          "a reinstall under the same name must adopt the kept Lease, not replace it")
+    r = helm.run("install", "other", CHART, "-n", ns, "--set", "leaseName=billing",
+                 *helm.value_args(quiet), ok=False)
+    check(r.returncode != 0 and "invalid ownership metadata" in out_of(r),
+          f"another release naming a kept Lease must be refused: {out_of(r)}")
+    log("ok: a reinstall under the same name adopts the kept Lease (same uid); another release "
+        "naming it is refused by helm (lease.create=false is for a Lease made elsewhere)")
+
+
 def step_uninstall(cp, helm, state):
     check(state.get("installed"), "needs install")
     before = cp.names(KINDS, NS, INSTANCE)
     r = helm.run("uninstall", RELEASE, "-n", NS)
     check(f'release "{RELEASE}" uninstalled' in r.stdout, f"helm uninstall: {r.stdout}")
     left = cp.names(KINDS, NS, INSTANCE)
-    # helm never deletes a failed test's Pod (kept for its logs; chart README): the test step's
-    # is the one object it leaves, and the user deletes it.
-    kept = [n for n in left if n.endswith(f"pod/{TEST_POD}")]
-    check(left == kept, f"left after helm uninstall: {left}")
-    if kept:
+    # Left: the Lease (helm.sh/resource-policy: keep: its token must never go back), and the
+    # failed test's Pod, which helm never deletes (kept for its logs; chart README).
+    kept = sorted(short(n) for n in left)
+    check(kept in (["lease/leasehold"], ["lease/leasehold", f"pod/{TEST_POD}"]),
+          f"left after helm uninstall: {left}")
+    if f"pod/{TEST_POD}" in kept:
         cp.kubectl("delete", "pod", TEST_POD, "-n", NS)
     secrets = cp.names("secrets", NS, "owner=helm")
     check(not secrets, f"helm release Secrets left: {secrets}")
@@ -324,7 +382,8 @@ def step_uninstall(cp, helm, state):
         f"no release Secrets left")
 
 
-STEPS = {"manifests": step_manifests, "variants": step_variants, "install": step_install,
+STEPS = {"manifests": step_manifests, "variants": step_variants, "isolation": step_isolation,
+         "install": step_install,
          "reject": step_reject, "upgrade": step_upgrade, "test": step_test,
          "uninstall": step_uninstall}
 

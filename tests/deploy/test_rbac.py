@@ -4,7 +4,8 @@
     test_rbac.py --sidecar BIN --apiserver BIN [SCENARIO...]
 
 The ServiceAccount, Role and RoleBinding of manifests/rbac.yaml are loaded into the test API
-server (--rbac). Three sidecars run with exactly the flags of manifests/deployment.yaml (the
+server (--rbac), and its Lease is made by the admin (kubectl create), as `kubectl apply` makes
+it: the Role grants no create on leases. Three sidecars run with exactly the flags of manifests/deployment.yaml (the
 addresses, status-file path and timings scaled for a test) and authenticate as that
 ServiceAccount, system:serviceaccount:default:leasehold, which is NOT an admin: every request
 is decided by the Role.
@@ -12,13 +13,15 @@ is decided by the Role.
 manifests          election, a graceful handover (SIGTERM: release) and a crash takeover
                    (SIGKILL) with the manifests' Role: not a single 403 (each sidecar's
                    leasehold_api_requests_total{code="403"} and its log), and the Lease and
-                   the server's counters show the rules were exercised (create, get, update,
-                   watch).
+                   the server's counters show the rules were exercised (get, update, watch;
+                   the manifests' empty Lease taken over, no create).
 pod_label          the chart rendered by helm (leasehold_testing.helm: $LEASEHOLD_HELM, else
                    build/realkube/bin/helm) with podLabel set (it adds get/patch on pods) and
                    the sidecars run with --pod-label: no 403, and the leader's pod gets the label.
-missing_rule       the same Role with one rule or verb removed (create; watch; events) must
-                   produce a 403 for exactly that: the check can fail.
+missing_rule       the same Role with one rule or verb removed (watch; events) must produce a
+                   403 for exactly that: the check can fail. Without the Lease the create is
+                   refused (the Role has none), nobody leads, and the log says the Lease does
+                   not exist and may not be created.
 """
 import copy
 import json
@@ -50,6 +53,14 @@ def manifest_objects():
 
 def rbac_docs(docs):
     return [d for d in docs if d["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+
+
+def make_lease(env, docs):
+    """The docs' Lease, made by the admin (as `kubectl apply -f manifests/rbac.yaml` makes it)."""
+    (lease,) = [d for d in docs if d["kind"] == "Lease"]
+    path = env.dir / "lease.yaml"
+    path.write_text(yaml.safe_dump(lease, sort_keys=False))
+    env.kubectl("create", "--validate=false", "-f", str(path))  # the test server has no OpenAPI
 
 
 def sidecar_args(docs):
@@ -157,6 +168,7 @@ def manifests(env_args):
         # Count every request of the ServiceAccount, from the first: resetting after start()
         # raced with the followers' first LIST/WATCH (a run without "watch:leases" failed).
         env.control("POST", "/counters/reset")
+        make_lease(env, docs)
         sidecars = start(env, docs)
         cached = {}
         last = run_election(env, sidecars, cached)
@@ -170,8 +182,9 @@ def manifests(env_args):
         lease = env.lease(LEASE)
         check(lease["spec"]["holderIdentity"] == last.name, f"holder: {lease['spec']}")
         check(lease["spec"].get("leaseTransitions", 0) >= 2, f"terms: {lease['spec']}")
+        check(mine.get("create:leases", 0) == 0, f"the Lease was there: no create: {mine}")
         log(f"no 403 in {sum(1 for _ in sidecars)} sidecars' metrics and logs "
-            f"(lease created, renewed, released, taken over; token "
+            f"(the empty Lease taken, renewed, released, taken over; token "
             f"{lease['spec']['leaseTransitions']})")
 
 
@@ -183,6 +196,7 @@ def pod_label(env_args):
     check(f"--pod-label={POD_LABEL}" in sidecar_args([dep]), "the chart passes --pod-label")
     pods = [f"replica-{i}" for i in range(3)]
     with RbacEnv(*env_args, rbac_docs(docs), pods=pods) as env:
+        make_lease(env, docs)
         sidecars = start(env, [dep])
         cached = {}
         leader = the_leader(sidecars, timeout=D + P + 3)
@@ -205,10 +219,7 @@ def pod_label(env_args):
 def without(docs, what):
     docs = copy.deepcopy(docs)
     role = next(d for d in docs if d["kind"] == "Role")
-    if what == "create":
-        role["rules"] = [r for r in role["rules"] if r["verbs"] != ["create"]
-                         or "leases" not in r["resources"]]
-    elif what == "watch":
+    if what == "watch":
         for r in role["rules"]:
             if "resourceNames" in r:
                 r["verbs"] = [v for v in r["verbs"] if v != "watch"]
@@ -219,14 +230,22 @@ def without(docs, what):
 
 def missing_rule(env_args):
     docs = manifest_objects()
-    for what, verb in (("create", "create"), ("watch", "watch"), ("events", "create")):
+    # "the Lease": the manifests' Role as it is, but no Lease made: the create is refused.
+    for what, verb in (("the Lease", "create"), ("watch", "watch"), ("events", "create")):
         with RbacEnv(*env_args, rbac_docs(without(docs, what))) as env:
             env.control("POST", "/counters/reset")  # before start(): count every request
+            if what != "the Lease":
+                make_lease(env, docs)
             sidecars = start(env, docs, n=2)
             cached = {}
-            if what == "create":
+            if what == "the Lease":
                 time.sleep(1.5)  # nobody can create the Lease: nobody leads
-                check(not any(s.leader() for s in sidecars), "nobody can lead without create")
+                check(not any(s.leader() for s in sidecars), "nobody can lead without it")
+                hints = [ln for s in sidecars for ln in s.logs().splitlines()
+                         if "the Lease does not exist and this ServiceAccount may not create it"
+                         in ln]
+                check(hints, "the log must say the Lease is missing and may not be created: "
+                             f"{sidecars[0].logs()[-1500:]}")
             else:
                 leader = the_leader(sidecars, timeout=D + P + 3)
                 time.sleep(1.0)
@@ -248,7 +267,7 @@ def missing_rule(env_args):
                 marks = (f'verb":"{verb}"', f'verb="{verb}"', f"cannot {verb}")
                 check(any(m in ln for ln in lines for m in marks),
                       f"expected a 403 on {verb}: {lines}")
-            log(f"without the {what} rule: 403 as expected: {lines[0][:160]}")
+            log(f"without {what}: 403 as expected: {lines[0][:160]}")
 
 
 SCENARIOS = {"manifests": manifests, "pod_label": pod_label, "missing_rule": missing_rule}

@@ -37,7 +37,8 @@ def election(env):
     """3 sidecars: one leader that all agree on; kubectl shows it; the API load is low."""
     sidecars, leader = start(env)
     st = leader.status()
-    check(st["fencingToken"] == 0, f"first term has token 0, got {st}")
+    check(st["fencingToken"] == env.first_token,
+          f"first term has token {env.first_token}, got {st}")
     check(st["name"] == leader.name and st["holderAddress"] == "127.0.0.1",
           f"name/holderAddress from the holder's annotations: {st}")
     check("validUntil" in st, "validUntil while leader")

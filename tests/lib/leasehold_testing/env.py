@@ -23,6 +23,9 @@ class Env(SidecarHost):
     too, so a scenario written with them runs on both servers."""
 
     real = False
+    # The first term's fencing token: the first sidecar creates the Lease (RealEnv's may exist
+    # already, as the chart makes it).
+    first_token = 0
     namespace = "default"
 
     def __init__(self, sidecar_bin, apiserver_bin, server_args=()):

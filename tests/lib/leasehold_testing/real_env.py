@@ -21,6 +21,7 @@ _KIND_PATHS = {
     "Pod": "/api/v1/namespaces/{ns}/pods",
     "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
     "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+    "Lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
 }
 
 
@@ -29,7 +30,9 @@ class RealEnv(SidecarHost):
     (its own, started and stopped with it, or a shared one).
 
     In the namespace: the ServiceAccount, Role and RoleBinding that `helm template` of
-    charts/leasehold renders for this namespace and lease (leaseName, plus `chart_values`). Each
+    charts/leasehold renders for this namespace and lease (leaseName, plus `chart_values`), and
+    the Lease where the chart makes it (its Role then has no create: the sidecars take the
+    Lease over from its empty holder, so the first term's token is 1, not 0). Each
     sidecar user is a ServiceAccount of its own, bound to exactly that Role, with a TokenRequest
     token (bound to a Secret, so that rotate_token can revoke it). Its kubeconfig points at its
     own TcpProxy, which forwards to its apiserver (route(user, "apiserver2") in the HA mode):
@@ -38,6 +41,13 @@ class RealEnv(SidecarHost):
     Users in use_rbac() get the given RBAC instead of the chart's."""
 
     real = True
+
+    @property
+    def first_token(self):
+        """The first term's fencing token: 1 when the Lease was made empty beforehand (as the
+        chart makes it: the first holder's write takes it over, a new term), 0 when the first
+        sidecar creates it."""
+        return 1 if any(d["kind"] == "Lease" for d in self.rendered or []) else 0
 
     def __init__(self, sidecar_bin, plane=None, ha=False, namespace=None, lease="demo",
                  chart_values=None):
@@ -119,8 +129,9 @@ class RealEnv(SidecarHost):
         values = dict({"fullnameOverride": "leasehold", "leaseName": self.lease_name},
                       **self.chart_values)
         docs = Helm().render(values, namespace=ns)
+        # The Lease too, where the chart makes it (its Role has no create then).
         self.rendered = [d for _, d in docs if d["kind"] in
-                         ("ServiceAccount", "Role", "RoleBinding")]
+                         ("ServiceAccount", "Role", "RoleBinding", "Lease")]
         check([d["kind"] for d in self.rendered].count("Role") == 1,
               f"the chart rendered no single Role: {[d['kind'] for d in self.rendered]}")
         for d in self.rendered:
