@@ -53,7 +53,7 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
 from leasehold_testing import ControlPlane, Failure, check, log, wait_for  # noqa: E402
-from leasehold_testing.chart_suite import parse_names, real_parser, run_real  # noqa: E402
+from leasehold_testing.chart_suite import real_steps_main  # noqa: E402
 from leasehold_testing.helm import CHART, by_kind, documents, is_hook  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
@@ -388,17 +388,11 @@ STEPS = {"manifests": step_manifests, "variants": step_variants, "isolation": st
          "uninstall": step_uninstall}
 
 
-def main():
-    args = parse_names(real_parser(), STEPS, "step")
-
-    def setup(cp, helm, server):
-        check(server == f"v{helm.kube_version}",
-              f"server {server}, tests/realkube/go.mod pins v{helm.kube_version}")
-        state = {}
-        return lambda name: STEPS[name](cp, helm, state)
-    return run_real(args, args.steps or list(STEPS), setup, cluster=Cluster)
+def same_version(helm, server):
+    check(server == f"v{helm.kube_version}",
+          f"server {server}, tests/realkube/go.mod pins v{helm.kube_version}")
 
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    sys.exit(main())
+    sys.exit(real_steps_main(STEPS, cluster=Cluster, check_server=same_version))

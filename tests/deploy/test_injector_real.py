@@ -42,7 +42,7 @@ import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import ControlPlane, check, log, wait_for  # noqa: E402
-from leasehold_testing.chart_suite import parse_names, real_parser, run_real  # noqa: E402
+from leasehold_testing.chart_suite import real_steps_main  # noqa: E402
 from leasehold_testing.helm import CHART, by_kind, load_values  # noqa: E402
 
 NS = f"lh-inject-{os.getpid()}"
@@ -333,15 +333,6 @@ STEPS = {"install": step_install, "second": step_second, "inject": step_inject, 
          "broken": step_broken, "uninstall": step_uninstall}
 
 
-def main():
-    args = parse_names(real_parser(), STEPS, "step")
-
-    def setup(cp, helm, server):
-        state = {}
-        return lambda name: STEPS[name](cp, helm, state)
-    return run_real(args, args.steps or list(STEPS), setup, cluster=Cluster)
-
-
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    sys.exit(main())
+    sys.exit(real_steps_main(STEPS, cluster=Cluster))

@@ -70,3 +70,18 @@ def run_real(args, names, setup, cluster=ControlPlane):
     except (Failure, HelmMissing) as e:
         log(f"FAIL: {e}")
         return 1
+
+
+def real_steps_main(steps, cluster=ControlPlane, check_server=None):
+    """The whole main() of a suite of STEPS on the real control plane: parses STEP names (and
+    real_parser()'s options), runs each `steps[name](cp, helm, state)` in order with one state
+    dict, and returns the exit status. CHECK_SERVER(helm, server) may refuse the server first
+    (a Failure)."""
+    args = parse_names(real_parser(), steps, "step")
+
+    def setup(cp, helm, server):
+        if check_server:
+            check_server(helm, server)
+        state = {}
+        return lambda name: steps[name](cp, helm, state)
+    return run_real(args, args.steps or list(steps), setup, cluster=cluster)

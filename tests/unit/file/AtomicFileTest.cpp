@@ -7,10 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "TemporaryDirectory.h"
 #include "file/FileDescriptor.h"
@@ -19,27 +16,6 @@ namespace leasehold::file {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string contentOf(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> names(const fs::path& directory) {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(directory))
-    out.push_back(entry.path().filename());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-mode_t permissions(const fs::path& file) {
-  struct stat st {};
-  EXPECT_EQ(::stat(file.c_str(), &st), 0) << file;
-  return st.st_mode & 07777;
-}
 
 class AtomicFileModeTest : public ::testing::TestWithParam<mode_t> {
  protected:
@@ -52,7 +28,8 @@ TEST_P(AtomicFileModeTest, TheModeIsTheOneGivenWhateverTheUmask) {
   const auto problem = file.replace("x");
   ::umask(old);
   ASSERT_EQ(problem, std::nullopt);
-  EXPECT_EQ(permissions(dir_.path() / "f"), GetParam());
+  EXPECT_EQ(testing_support::TemporaryDirectory::mode(dir_.path() / "f"),
+            static_cast<int>(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, AtomicFileModeTest, ::testing::Values(0644, 0755, 0600));
@@ -66,8 +43,8 @@ TEST(AtomicFile, AFailedCopyLeavesTheOldContentAndNoTemporaryFile) {
   ASSERT_TRUE(source.valid());
   EXPECT_EQ(AtomicFile(target.string(), 0644).replaceWithCopyOf(source.get(), "SRC"),
             "cannot read SRC: Is a directory");
-  EXPECT_EQ(contentOf(target), "old\n");
-  EXPECT_EQ(names(dir.path()), std::vector<std::string>{"leader.json"});
+  EXPECT_EQ(testing_support::TemporaryDirectory::contents(target), "old\n");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"leader.json"});
 }
 
 TEST(AtomicFile, ACopyTakesEverythingUpToTheSourcesEnd) {
@@ -77,7 +54,7 @@ TEST(AtomicFile, ACopyTakesEverythingUpToTheSourcesEnd) {
   FileDescriptor in(::open(source.c_str(), O_RDONLY | O_CLOEXEC));
   const auto target = dir.path() / "copy";
   ASSERT_EQ(AtomicFile(target.string(), 0755).replaceWithCopyOf(in.get(), source), std::nullopt);
-  EXPECT_EQ(contentOf(target), bytes);
+  EXPECT_EQ(testing_support::TemporaryDirectory::contents(target), bytes);
 }
 
 TEST(AtomicFile, AMissingDirectoryIsNamedInTheError) {

@@ -18,19 +18,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 namespace fs = std::filesystem;
 
-mode_t permissions(const fs::path& file) {
-  struct stat st {};
-  EXPECT_EQ(::stat(file.c_str(), &st), 0) << file;
-  return st.st_mode & 07777;
-}
-
-std::vector<std::string> names(const fs::path& directory) {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(directory))
-    out.push_back(entry.path().filename());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using testing_support::TemporaryDirectory;
 
 TEST(ExecutableCopyTest, CopiesTheBytesWithMode0755AndNothingElse) {
   testing_support::TemporaryDirectory dir;
@@ -41,8 +29,9 @@ TEST(ExecutableCopyTest, CopiesTheBytesWithMode0755AndNothingElse) {
   EXPECT_EQ(copyExecutable(source, dest), "");
   EXPECT_EQ(testing_support::TemporaryDirectory::contents(dest),
             testing_support::TemporaryDirectory::contents(source));
-  EXPECT_EQ(permissions(dest), 0755u);
-  EXPECT_EQ(names(dest.parent_path()), std::vector<std::string>{"leasehold"});
+  EXPECT_EQ(TemporaryDirectory::mode(dest), 0755);
+  EXPECT_EQ(TemporaryDirectory::entriesOf(dest.parent_path()),
+            std::vector<std::string>{"leasehold"});
 }
 
 TEST(ExecutableCopyTest, ReplacesAnExistingDestination) {
@@ -52,8 +41,9 @@ TEST(ExecutableCopyTest, ReplacesAnExistingDestination) {
   ::chmod(dest.c_str(), 0644);
   EXPECT_EQ(copyExecutable(source, dest), "");
   EXPECT_EQ(testing_support::TemporaryDirectory::contents(dest), "new binary");
-  EXPECT_EQ(permissions(dest), 0755u);
-  EXPECT_EQ(names(dir.path()), (std::vector<std::string>{"leasehold", "source"}));
+  EXPECT_EQ(TemporaryDirectory::mode(dest), 0755);
+  EXPECT_EQ(TemporaryDirectory::entriesOf(dir.path()),
+            (std::vector<std::string>{"leasehold", "source"}));
 }
 
 TEST(ExecutableCopyTest, ARelativeDestinationIsInTheWorkingDirectory) {
@@ -106,7 +96,8 @@ TEST(ExecutableCopyTest, AReadFailingHalfWayLeavesDestinationAndNoTemporaryFile)
   const auto dest = dir.write("leasehold", "old");
   EXPECT_EQ(copyExecutable(source, dest), "cannot read " + source.string() + ": Is a directory");
   EXPECT_EQ(testing_support::TemporaryDirectory::contents(dest), "old");
-  EXPECT_EQ(names(dir.path()), (std::vector<std::string>{"a-directory", "leasehold"}));
+  EXPECT_EQ(TemporaryDirectory::entriesOf(dir.path()),
+            (std::vector<std::string>{"a-directory", "leasehold"}));
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace leasehold::testing_support {
 
@@ -42,6 +44,23 @@ class TemporaryDirectory {
   static std::string contents(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  // The names in this directory, and in any `directory`, sorted.
+  std::vector<std::string> entries() const { return entriesOf(path_); }
+  static std::vector<std::string> entriesOf(const std::filesystem::path& directory) {
+    std::vector<std::string> out;
+    for (const auto& entry : std::filesystem::directory_iterator(directory))
+      out.push_back(entry.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // A file's permission bits (07777), or -1 when it cannot be stat'ed.
+  static int mode(const std::filesystem::path& file) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) return -1;
+    return static_cast<int>(st.st_mode & 07777);
   }
 
   // A /bin/sh script, made executable.
