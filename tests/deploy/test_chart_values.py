@@ -3,8 +3,8 @@
 renders, checked with the real helm (no cluster needed):
 
     test_chart_values.py [--helm BIN] [--sidecar BIN] CHECK...
-        CHECK: pod pdb timings native monitoring artifacthub injector (default: all; timings
-               compares with the binary when --sidecar is given)
+        CHECK: pod pdb timings native monitoring artifacthub injector leases (default: all;
+               timings compares with the binary when --sidecar is given)
 
 pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, tolerations, affinity,
             topologySpreadConstraints, priorityClassName and terminationGracePeriodSeconds reach
@@ -32,6 +32,9 @@ injector    injector.enabled is refused where MutatingAdmissionPolicy is not ser
             its policies, bindings and parameters ConfigMap (from the values: the image pinned
             by digest, the timings, the ports) with --api-versions or skipVersionCheck; yamllint
             --strict and helm lint --strict pass. test_injector_real.py runs it on the server.
+leases      leases: [{name, serviceAccount, namespace}] makes per entry the Lease (kept on
+            uninstall), a Role on that Lease alone (no create) and a RoleBinding to the entry's
+            ServiceAccount, in the entry's namespace; a bad name is refused by the schema.
 """
 import subprocess
 import sys
@@ -293,6 +296,38 @@ def check_injector(helm, _args):
     print("ok: injector: helm lint --strict")
 
 
+LEASES = [{"name": "shop", "serviceAccount": "shop-sa", "namespace": "shop"},
+          {"name": "billing", "serviceAccount": "billing"}]
+
+
+def check_leases(helm, _args):
+    check(not [d for _, d in helm.render() if d["kind"] == "Lease"
+               and d["metadata"]["name"] != "leasehold"], "per-app Leases by default")
+    objs = by_kind(helm.render({"leases": LEASES, "example": {"enabled": False},
+                                "tests": {"enabled": False}}))
+    for entry in LEASES:
+        ns = entry.get("namespace", "default")
+        name = f"leasehold-{entry['name']}"
+        lease = objs[("Lease", entry["name"])]
+        check(lease["metadata"]["namespace"] == ns and lease["spec"] == {}
+              and lease["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"},
+              f"{entry}: Lease {lease}")
+        role = objs[("Role", name)]
+        check(role["metadata"]["namespace"] == ns and role["rules"] == [
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+             "resourceNames": [entry["name"]], "verbs": ["get", "update", "watch", "list"]},
+            {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+             "verbs": ["create", "patch"]}], f"{entry}: Role {role}")
+        binding = objs[("RoleBinding", name)]
+        check(binding["roleRef"]["name"] == name and binding["subjects"] == [
+            {"kind": "ServiceAccount", "name": entry["serviceAccount"], "namespace": ns}],
+            f"{entry}: RoleBinding {binding}")
+    r = helm.template({"leases": [{"name": "Shop", "serviceAccount": "x"}]}, ok=False)
+    check(r.returncode != 0 and "name" in r.stderr, f"a bad Lease name: {r.stderr.strip()}")
+    print(f"ok: leases: per entry a kept Lease and a Role (that Lease alone, no create) bound to "
+          f"its ServiceAccount, in its namespace: {', '.join(e['name'] for e in LEASES)}")
+
+
 ARTIFACTHUB_KINDS = {"added", "changed", "deprecated", "removed", "fixed", "security"}
 
 
@@ -313,7 +348,7 @@ def check_artifacthub(_helm, _args):
 
 CHECKS = {"pod": check_pod, "pdb": check_pdb, "timings": check_timings, "native": check_native,
           "monitoring": check_monitoring, "artifacthub": check_artifacthub,
-          "injector": check_injector}
+          "injector": check_injector, "leases": check_leases}
 
 
 def main():

@@ -19,7 +19,8 @@ variants   every value combination test_chart.py renders (run mode too), and the
 isolation  two releases in one namespace: each has the Lease the chart made (no holder, kept on
            uninstall), and `kubectl auth can-i` as each ServiceAccount: get/update/watch on its
            own Lease yes; create of any Lease, patch/delete of its own, anything on the
-           other's: no. helm uninstall keeps both Leases; a reinstall under the same name
+           other's: no; the same for a `leases` entry's ServiceAccount. helm uninstall keeps
+           both Leases; a reinstall under the same name
            adopts its Lease (same uid), another release naming it is refused.
 install    a copy of the chart that asks for Kubernetes >= 1.99 is refused by helm with the
            server's real version; then `helm install`: Chart.yaml's kubeVersion passes for
@@ -342,9 +343,17 @@ def step_isolation(cp, helm, state):
                         "any": "leases"}[whose]
             got[(verb, whose)] = can_i(cp, ns, sa, verb, resource)
         check(got == want, f"{sa}'s grants on the Leases: {got}, want {want}")
+    # The injected workloads' grants: leases: [...] in a third release.
+    grants = {**quiet, "leases": [{"name": "cart", "serviceAccount": "cart"}]}
+    helm.run("install", "grants", CHART, "-n", ns, *helm.value_args(grants))
+    got = [can_i(cp, ns, "cart", verb, resource) for verb, resource in (
+        ("update", "leases/cart"), ("update", "leases/shop"), ("create", "leases"))]
+    check(got == ["yes", "no", "no"] and cp.get("lease", "cart", "-n", ns),
+          f"the leases entry's ServiceAccount on its Lease, another, any new one: {got}")
     log(f"ok: two releases in {ns}, each with the Lease the chart made (kept on uninstall, no "
         "holder): each ServiceAccount may get/update/watch its own Lease and nothing else: "
-        "no create of any Lease, no patch or delete of its own, nothing on the other's")
+        "no create of any Lease, no patch or delete of its own, nothing on the other's; a "
+        "leases entry's ServiceAccount the same on its Lease")
     for release in ("shop", "billing"):
         helm.run("uninstall", release, "-n", ns)
         check(cp.get("lease", release, "-n", ns)["metadata"]["name"] == release,

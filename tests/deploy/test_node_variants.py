@@ -17,8 +17,8 @@ runmode    helm install oci://REGISTRY/charts/leasehold with runMode.enabled=tru
            of that pod, it runs in exactly one other pod;
 shards     the same chart with shards=4: every pod Ready, every shard owned by exactly one pod
            (each pod's /shards from inside it), the pods' counts differ by at most one.
-inject     the chart from the registry with injector.enabled (its own release and namespace),
-           a release without the example for the grants on the Lease "shop", then a Deployment
+inject     the chart from the registry with injector.enabled and leases: [shop] (its own release
+           and namespace, as README says), then a Deployment
            of the user's own (3 replicas, its own app container reading /leader, labelled
            leasehold.io/inject with leasehold.io/lease: shop) in a namespace that enforces Pod
            Security "restricted", and an unlabelled one: each shop pod has exactly one
@@ -180,20 +180,19 @@ def sidecar_names(pod):
 def inject(cp, helm, rel):
     ns, n = "node-inject", 3
     published = rel.published()
-    # The injector, once for the cluster, in a namespace of its own.
-    NodeCluster(cp, "leasehold-system", helm).install_released_chart(
-        "injector", rel.registry, published.chart_version, "--set", "injector.enabled=true",
-        "--set", "example.enabled=false", "--set", "tests.enabled=false", pods=False)
     cluster = NodeCluster(cp, ns, helm)
     cp.kubectl("create", "namespace", ns)
     cp.kubectl("label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted")
     for name in ("shop", "plain"):
         cluster.kubectl("create", "serviceaccount", name)
-    # The grants on the Lease "shop" for the ServiceAccount "shop": the chart without its example.
-    cluster.install_released_chart(
-        "shop-lease", rel.registry, published.chart_version, "--set", "example.enabled=false",
-        "--set", "tests.enabled=false", "--set", "leaseName=shop",
-        "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=shop", pods=False)
+    # The injector, once for the cluster, in a namespace of its own, with the grants of the
+    # Lease "shop" for the ServiceAccount "shop" (README "Add leader election to your
+    # Deployment", word for word).
+    NodeCluster(cp, "leasehold", helm).install_released_chart(
+        "leasehold", rel.registry, published.chart_version, "--set", "injector.enabled=true",
+        "--set", "example.enabled=false", "--set", "tests.enabled=false", "--set-json",
+        "leases=" + json.dumps([{"name": "shop", "serviceAccount": "shop", "namespace": ns}]),
+        pods=False)
     cluster.kubectl("apply", "-f", "-", input=json.dumps(
         {"apiVersion": "v1", "kind": "List",
          "items": [shop_deployment("shop", n, True), shop_deployment("plain", 1, False)]}))
@@ -225,9 +224,8 @@ def inject(cp, helm, rel):
         f"{answer['fencingToken']}); after its delete {leader['metadata']['name']} leads "
         f"({time.monotonic() - t0:.1f}s later, token {after['fencingToken']})")
     cluster.kubectl("delete", "deployment", "shop", "plain", "--wait=true", timeout=120)
-    cluster.helm("uninstall", "shop-lease", "--wait", "--timeout", "120s")
-    NodeCluster(cp, "leasehold-system", helm).helm("uninstall", "injector", "--wait",
-                                                   "--timeout", "120s")
+    NodeCluster(cp, "leasehold", helm).helm("uninstall", "leasehold", "--wait",
+                                            "--timeout", "120s")
 
 
 def main():

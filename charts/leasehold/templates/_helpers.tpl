@@ -156,6 +156,23 @@ Leases are <lease>-0 .. <lease>-(N-1)).
 {{- end -}}
 {{- end -}}
 
+{{/*
+The Role rules of one Lease (its name is the argument): what the sidecar uses on it, and no
+create (the Lease is made by the chart).
+*/}}
+{{- define "leasehold.leaseRules" -}}
+# Read, renew and watch exactly this Lease (list and watch with
+# fieldSelector=metadata.name=<lease>; anything else is 403).
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  resourceNames: [{{ . | quote }}]
+  verbs: ["get", "update", "watch", "list"]
+# "<identity> became leader" / "stopped leading" Events on the Lease.
+- apiGroups: ["", "events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}
+
 {{/* Pod-level securityContext: leasehold runs as a non-root numeric user. */}}
 {{- define "leasehold.podSecurityContext" -}}
 runAsNonRoot: true
