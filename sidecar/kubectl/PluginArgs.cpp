@@ -13,11 +13,9 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
 const std::map<std::string, Command, std::less<>>& subcommands() {
-  static const std::map<std::string, Command, std::less<>> m{{"get", Command::kGet},
-                                                             {"handover", Command::kHandover},
-                                                             {"watch", Command::kWatch},
-                                                             {"version", Command::kVersion},
-                                                             {"help", Command::kHelp}};
+  static const std::map<std::string, Command, std::less<>> m{
+      {"get", Command::kGet},   {"handover", Command::kHandover}, {"watch", Command::kWatch},
+      {"rbac", Command::kRbac}, {"version", Command::kVersion},   {"help", Command::kHelp}};
   return m;
 }
 
@@ -29,6 +27,8 @@ const char* commandName(Command c) {
       return "handover";
     case Command::kWatch:
       return "watch";
+    case Command::kRbac:
+      return "rbac";
     case Command::kVersion:
       return "version";
     case Command::kHelp:
@@ -55,6 +55,7 @@ const std::map<std::string, FlagSpec, std::less<>>& flagSpecs() {
       {"--wait", {false, {Command::kHandover}}},
       {"--timeout", {true, {Command::kHandover, Command::kWatch}}},
       {"--max-events", {true, {Command::kWatch}}},
+      {"--serviceaccount", {true, {Command::kRbac}}},
       {"--help", {false, {}}},
   };
   return m;
@@ -106,7 +107,7 @@ std::variant<PluginOptions, std::string> PluginArgs::parse(const std::vector<std
       if (!haveCommand) {
         auto it = subcommands().find(a);
         if (it == subcommands().end()) {
-          return "unknown command \"" + a + "\" (get, handover, watch, version, help)";
+          return "unknown command \"" + a + "\" (get, handover, watch, rbac, version, help)";
         }
         o.command = it->second;
         haveCommand = true;
@@ -180,6 +181,9 @@ std::variant<PluginOptions, std::string> PluginArgs::parse(const std::vector<std
     } else if (s.name == "--to") {
       if (s.value.empty()) return "flag " + s.written + " needs a pod name or identity";
       o.to = s.value;
+    } else if (s.name == "--serviceaccount") {
+      if (s.value.empty()) return "flag " + s.written + " needs a ServiceAccount name";
+      o.serviceAccount = s.value;
     } else if (s.name == "--wait") {
       o.wait = true;
     } else if (s.name == "--timeout") {
@@ -203,11 +207,16 @@ std::variant<PluginOptions, std::string> PluginArgs::parse(const std::vector<std
     return "unexpected argument \"" + positional[maxPositional] + "\" for " + cmd;
   }
   if (!positional.empty()) o.name = positional[0];
-  if ((o.command == Command::kHandover || o.command == Command::kWatch) && o.name.empty()) {
+  if ((o.command == Command::kHandover || o.command == Command::kWatch ||
+       o.command == Command::kRbac) &&
+      o.name.empty()) {
     return cmd + " needs a Lease NAME (kubectl leasehold " + cmd + " NAME)";
   }
   if (o.allNamespaces && !o.name.empty()) {
     return "flag -A/--all-namespaces lists every Lease: give no NAME with it";
+  }
+  if (o.command == Command::kRbac && o.serviceAccount.empty()) {
+    return "rbac needs --serviceaccount SA: the grants are for the pods' ServiceAccount";
   }
   if (o.command == Command::kHandover) {
     if (o.to.empty()) {
@@ -256,6 +265,17 @@ std::string PluginArgs::usage(Command command) {
              "POD, TOKEN. Runs until interrupted (Ctrl-C) or for --timeout.\n\n"
              "      --timeout D          stop after D\n" +
              common;
+    case Command::kRbac:
+      return "Usage: kubectl leasehold rbac NAME --serviceaccount SA [-n NS]\n\n"
+             "Prints, for `kubectl apply -f -`, what a workload needs for leader election on\n"
+             "the Lease NAME in NS (default: the context's namespace, else default): the Lease\n"
+             "(empty: the first replica takes it), a Role leasehold-NAME that may get, update,\n"
+             "watch and list that Lease alone and create/patch Events, and a RoleBinding to\n"
+             "the ServiceAccount SA. No create on leases: Kubernetes cannot limit it by name.\n"
+             "The same objects as an entry of the chart's `leases` value. Asks nothing of\n"
+             "the cluster.\n\n"
+             "      --serviceaccount SA  the ServiceAccount the workload's pods run as\n" +
+             common;
     case Command::kVersion:
       return "Usage: kubectl leasehold version\n";
     case Command::kHelp:
@@ -266,6 +286,7 @@ std::string PluginArgs::usage(Command command) {
          "  kubectl leasehold get [NAME] [-n NS | -A] [-o wide|json]\n"
          "  kubectl leasehold handover NAME --to POD|IDENTITY [--wait [--timeout D]]\n"
          "  kubectl leasehold watch NAME\n"
+         "  kubectl leasehold rbac NAME --serviceaccount SA\n"
          "  kubectl leasehold version\n\n"
          "`kubectl leasehold COMMAND --help` describes each command.\n" +
          common;

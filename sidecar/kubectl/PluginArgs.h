@@ -13,7 +13,7 @@
 
 namespace leasehold::kubectl {
 
-enum class Command { kHelp, kVersion, kGet, kHandover, kWatch };
+enum class Command { kHelp, kVersion, kGet, kHandover, kWatch, kRbac };
 enum class OutputFormat { kTable, kWide, kJson };
 
 struct PluginOptions {
@@ -27,8 +27,9 @@ struct PluginOptions {
   std::optional<std::string> context;
   // Every API request (not a watch): connect, TLS and the whole answer.
   std::chrono::milliseconds requestTimeout{10000};
-  std::string to;     // handover --to: the identity or pod name of the next holder
-  bool wait = false;  // handover --wait
+  std::string to;              // handover --to: the identity or pod name of the next holder
+  std::string serviceAccount;  // rbac --serviceaccount
+  bool wait = false;           // handover --wait
   // handover --wait: how long to wait (default 30s). watch: stop after this long (unset: never).
   std::optional<std::chrono::milliseconds> timeout;
   // watch: stop after this many lines (a bound for tests and scripts; not in the usage text).

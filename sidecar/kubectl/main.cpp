@@ -18,6 +18,7 @@
 #include "kubectl/GetCommand.h"
 #include "kubectl/HandoverCommand.h"
 #include "kubectl/PluginArgs.h"
+#include "kubectl/RbacManifest.h"
 #include "kubectl/WatchCommand.h"
 #include "net/WorkerHostResolver.h"
 #include "runtime/AsioClock.h"
@@ -52,7 +53,25 @@ kc::Console console(std::function<void()> brokenOutput) {
           errorLine};
 }
 
+// `rbac`: asks nothing of the cluster; the kubeconfig only names the default namespace.
+int printRbac(const kc::PluginOptions& o) {
+  std::string ns = o.ns.value_or("");
+  if (ns.empty()) {
+    const auto env = lh::config::ConfigLoader::processEnvironment();
+    auto rest = lh::cluster::RestConfigLoader::load({o.kubeconfig, o.context}, env);
+    ns = rest ? rest->defaultNamespace.value_or("default") : "default";
+  }
+  const kc::RbacRequest request{o.name, ns, o.serviceAccount};
+  if (auto problem = kc::RbacManifest::check(request)) {
+    errorLine(*problem);
+    return kUsageError;
+  }
+  std::cout << kc::RbacManifest::yaml(request);
+  return std::cout.flush() ? 0 : 1;
+}
+
 int run(const kc::PluginOptions& o) {
+  if (o.command == kc::Command::kRbac) return printRbac(o);
   const auto env = lh::config::ConfigLoader::processEnvironment();
   auto rest = lh::cluster::RestConfigLoader::load({o.kubeconfig, o.context}, env);
   if (!rest) {
@@ -104,6 +123,7 @@ int run(const kc::PluginOptions& o) {
       break;
     case kc::Command::kHelp:
     case kc::Command::kVersion:
+    case kc::Command::kRbac:
       return 0;
   }
   io.run();
