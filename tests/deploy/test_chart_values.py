@@ -3,8 +3,8 @@
 renders, checked with the real helm (no cluster needed):
 
     test_chart_values.py [--helm BIN] [--sidecar BIN] CHECK...
-        CHECK: pod pdb timings native monitoring artifacthub injector leases (default: all;
-               timings compares with the binary when --sidecar is given)
+        CHECK: pod pdb timings native monitoring artifacthub injector leases podlabel (default:
+               all; timings compares with the binary when --sidecar is given)
 
 pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, tolerations, affinity,
             topologySpreadConstraints, priorityClassName and terminationGracePeriodSeconds reach
@@ -35,6 +35,8 @@ injector    injector.enabled is refused where MutatingAdmissionPolicy is not ser
 leases      leases: [{name, serviceAccount, namespace}] makes per entry the Lease (kept on
             uninstall), a Role on that Lease alone (no create) and a RoleBinding to the entry's
             ServiceAccount, in the entry's namespace; a bad name is refused by the schema.
+podlabel    podLabel's ValidatingAdmissionPolicy and binding, only with podLabel and where the
+            API is served (deploy.helm_real's podlabel step runs it with pod-bound tokens).
 """
 import subprocess
 import sys
@@ -328,6 +330,29 @@ def check_leases(helm, _args):
           f"its ServiceAccount, in its namespace: {', '.join(e['name'] for e in LEASES)}")
 
 
+VAP_API = ["--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"]
+
+
+def check_podlabel(helm, _args):
+    label = {"podLabel": "leasehold.io/leader"}
+    policies = [d for _, d in helm.render(label) if d["kind"].startswith("ValidatingAdmission")]
+    check(not policies, f"the pod-label policy without the API: {policies}")
+    check(not [d for _, d in helm.render(extra=VAP_API) if "ValidatingAdmission" in d["kind"]],
+          "a pod-label policy without podLabel")
+    objs = by_kind(helm.render(label, extra=VAP_API))
+    name = "leasehold-pod-label.default.leasehold"
+    policy = objs[("ValidatingAdmissionPolicy", name)]
+    check(objs[("ValidatingAdmissionPolicyBinding", name)]["spec"] == {
+        "policyName": name, "validationActions": ["Deny"]}, "binding")
+    spec = policy["spec"]
+    check(spec["failurePolicy"] == "Fail"
+          and "system:serviceaccount:default:leasehold" in spec["matchConditions"][0]["expression"]
+          and spec["matchConstraints"]["resourceRules"][0]["operations"] == ["UPDATE"],
+          f"policy {spec}")
+    print("ok: podlabel: the ValidatingAdmissionPolicy (the release's ServiceAccount, pod "
+          "UPDATEs, Fail) only with podLabel and where the API is served")
+
+
 ARTIFACTHUB_KINDS = {"added", "changed", "deprecated", "removed", "fixed", "security"}
 
 
@@ -348,7 +373,7 @@ def check_artifacthub(_helm, _args):
 
 CHECKS = {"pod": check_pod, "pdb": check_pdb, "timings": check_timings, "native": check_native,
           "monitoring": check_monitoring, "artifacthub": check_artifacthub,
-          "injector": check_injector, "leases": check_leases}
+          "injector": check_injector, "leases": check_leases, "podlabel": check_podlabel}
 
 
 def main():

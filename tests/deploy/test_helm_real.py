@@ -2,8 +2,8 @@
 """The chart and manifests/ on the real kube-apiserver (tests/realkube), with real helm and kubectl.
 
     test_helm_real.py [--helm BIN] [--kubectl BIN] [--control-plane DIR] [STEP...]
-        STEP: manifests variants isolation install reject upgrade test uninstall (default: all,
-              in order; upgrade/test/uninstall need install)
+        STEP: manifests variants isolation podlabel install reject upgrade test uninstall
+              (default: all, in order; upgrade/test/uninstall need install)
 
 The control plane is etcd + kube-apiserver only (tests/realkube/start.sh): no controller-manager,
 scheduler or kubelet. Objects are validated, defaulted and admitted for real, but a Deployment
@@ -22,6 +22,11 @@ isolation  two releases in one namespace: each has the Lease the chart made (no 
            other's: no; the same for a `leases` entry's ServiceAccount. helm uninstall keeps
            both Leases; a reinstall under the same name
            adopts its Lease (same uid), another release naming it is refused.
+podlabel   podLabel's ValidatingAdmissionPolicy, with tokens bound to pods as the kubelet's
+           are (`kubectl create token --bound-object-kind Pod`): the release's ServiceAccount
+           may set the label to true/false on its own pod; another pod, a token bound to no
+           pod, another label or value are refused with the policy's message; the admin is
+           left alone.
 install    a copy of the chart that asks for Kubernetes >= 1.99 is refused by helm with the
            server's real version; then `helm install`: Chart.yaml's kubeVersion passes for
            real, NOTES are shown, and the server's objects are the rendered ones (the native
@@ -371,6 +376,57 @@ def step_isolation(cp, helm, state):
         "naming it is refused by helm (lease.create=false is for a Lease made elsewhere)")
 
 
+def patch_label(cp, ns, pod, token, key, value):
+    """(status, message) of the sidecar's own request: a merge patch of one label with TOKEN."""
+    code, body = cp.api("PATCH", f"/api/v1/namespaces/{ns}/pods/{pod}",
+                        {"metadata": {"labels": {key: value}}}, ok=None, token=token,
+                        content_type="application/merge-patch+json")
+    return code, (body or {}).get("message", "") if isinstance(body, dict) else str(body)
+
+
+def step_podlabel(cp, helm, state):
+    ns = f"lh-label-{os.getpid()}"
+    label = "leasehold.io/leader"
+    cp.kubectl("create", "namespace", ns)
+    helm.run("install", "web", CHART, "-n", ns, "--set", f"podLabel={label}",
+             *helm.value_args({"example": {"enabled": False}, "tests": {"enabled": False}}))
+    policy = f"leasehold-pod-label.{ns}.web"
+    check(cp.kubectl("get", "validatingadmissionpolicy", policy, ok=False).returncode == 0,
+          f"no ValidatingAdmissionPolicy {policy} with podLabel")
+    for pod in ("web-0", "web-1"):
+        cp.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod},
+            "spec": {"serviceAccountName": "web",
+                     "containers": [{"name": "app", "image": "busybox"}]}}))
+
+    def token(*bound):
+        return cp.kubectl("create", "token", "web", "-n", ns, *bound).stdout.strip()
+    own = token("--bound-object-kind", "Pod", "--bound-object-name", "web-0")
+    unbound = token()
+    # The policy is in effect once the server's informer has it: the first refusal says so.
+    wait_for("the pod-label policy in effect",
+             lambda: patch_label(cp, ns, "web-1", own, label, "true")[0] != 200, 30, 0.5)
+    cases = (("its own pod, the label, true", "web-0", own, label, "true", True, ""),
+             ("its own pod, the label, false", "web-0", own, label, "false", True, ""),
+             ("another pod", "web-1", own, label, "true", False, "may label only its own pod"),
+             ("a token bound to no pod", "web-0", unbound, label, "true", False,
+              "a token bound to no pod"),
+             ("another label", "web-0", own, "team", "a", False, "may change only the label"),
+             ("another value", "web-0", own, label, "maybe", False,
+              "may change only the label"))
+    for what, pod, tok, key, value, allowed, says in cases:
+        code, message = patch_label(cp, ns, pod, tok, key, value)
+        if allowed:
+            check(code == 200, f"{what}: {code} {message}")
+        else:
+            check(code in (403, 422) and says in message, f"{what}: {code} {message}")
+        log(f"ok: podLabel policy, {what}: {code}" + (f" ({says})" if says else ""))
+    code, message = patch_label(cp, ns, "web-1", None, "team", "a")  # the admin
+    check(code == 200, f"the policy must leave other users alone: {code} {message}")
+    helm.run("uninstall", "web", "-n", ns)
+    log("ok: the admin's patch of another label is untouched by the policy")
+
+
 def step_uninstall(cp, helm, state):
     check(state.get("installed"), "needs install")
     before = cp.names(KINDS, NS, INSTANCE)
@@ -392,6 +448,7 @@ def step_uninstall(cp, helm, state):
 
 
 STEPS = {"manifests": step_manifests, "variants": step_variants, "isolation": step_isolation,
+         "podlabel": step_podlabel,
          "install": step_install,
          "reject": step_reject, "upgrade": step_upgrade, "test": step_test,
          "uninstall": step_uninstall}
