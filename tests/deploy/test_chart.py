@@ -43,9 +43,10 @@ runmode    runMode.enabled renders the example Deployment under `leasehold run`:
            container's command, copies it (with --sidecar); bad run-mode values
            (restart: sometimes, ...) are refused by the schema.
 
-Why ~820 lines in one file: nine checks of one chart that share its variants (VARIANTS, which
-test_helm_real.py imports too), the rendering and the object helpers; each check is a function
-of 20-80 lines, one ctest entry each. Running helm itself is leasehold_testing.helm.
+Why ~950 lines in one file: nine checks of one chart that share its variants (VARIANTS, which
+test_helm_real.py imports too), the rendering and the object helpers (the helm test's pod and
+grants among them); each check is a function of 20-80 lines, one ctest entry each. The values
+added later (placement, PDB, injector, leases) have a file of their own, test_chart_values.py. Running helm itself is leasehold_testing.helm.
 """
 import copy
 import json

@@ -45,6 +45,9 @@ test       `helm test` creates the test Pod (hook annotation, native sidecar wit
 uninstall  `helm uninstall`: no object with the release's labels is left but the Lease (kept:
            its fencing token) and the failed test's Pod (helm never deletes those), nor
            helm's release Secrets.
+
+Over 400 lines: one control plane for all the steps (each a function of 15-50 lines), because
+its start is the costly part.
 """
 import json
 import os

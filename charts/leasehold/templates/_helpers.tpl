@@ -6,6 +6,10 @@ this chart as a dependency called "leasehold"); see charts/leasehold/README.md. 
 
 tests/deploy/test_chart.py renders the chart with helm and compares the result with
 manifests/; tests/deploy/test_helm_real.py installs it on a real kube-apiserver.
+
+Over 400 lines because every template the sidecar's container, its flags, its checks and its
+RBAC share is here, so that the example, run mode, the helm test, the subchart usage and the
+leases entries render from one copy; the injector's CEL has a file of its own (_injector.tpl).
 */}}
 
 {{/* The name of every object of the release. */}}
