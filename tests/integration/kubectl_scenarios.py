@@ -110,7 +110,7 @@ def get(env):
     log("kubectl leasehold get demo:\n" + table.rstrip())
     header, row = table.splitlines()[0].split(), table.splitlines()[1].split()
     check(header == ["NAME", "HOLDER", "POD", "TOKEN", "RENEWED", "EXPIRES", "PREFERRED"], header)
-    check(row[:4] == ["demo", leader.name, leader.name, "0"], f"row: {row}")
+    check(row[:4] == ["demo", leader.name, leader.name, str(env.first_token)], f"row: {row}")
     check(row[6] == "<none>", f"no request pending: {row}")
     check(row[5] != "expired" and row[5].endswith("s"), f"EXPIRES of a renewed Lease: {row}")
     listed = ok(env, "leasehold", "get", "-n", ns)
@@ -201,7 +201,9 @@ def watch(env):
                          text=True, env=plugin_env(env))
     first = [w.stdout.readline(), w.stdout.readline()]
     check(first[0].split() == ["TIME", "HOLDER", "POD", "TOKEN"], f"header: {first}")
-    check(first[1].split()[1:] == [leader.name, leader.name, "0"], f"first line: {first}")
+    token = env.first_token  # 0 when the first sidecar made the Lease, 1 on the chart's Lease
+    check(first[1].split()[1:] == [leader.name, leader.name, str(token)],
+          f"first line: {first}")
     time.sleep(4 * P)  # renewals meanwhile: no lines
     env.cut_watches()   # the watch ends under it (the test server: only watches): resumed
     time.sleep(2 * P)
@@ -210,9 +212,9 @@ def watch(env):
     check(w.returncode == 0, f"watch exit {w.returncode}: {err}")
     lines = [l.split() for l in out.strip().splitlines()]
     log("kubectl leasehold watch demo:\n" + "".join(first) + out.rstrip())
-    check(lines == [[lines[0][0], "<none>", "<none>", "0"],
-                    [lines[1][0], target.name, target.name, "1"]],
-          f"released, then the new holder with token 1: {lines}")
+    check(lines == [[lines[0][0], "<none>", "<none>", str(token)],
+                    [lines[1][0], target.name, target.name, str(token + 1)]],
+          f"released, then the new holder with token {token + 1}: {lines}")
     # Unbounded, then SIGINT (kubectl execs the plugin: the signal reaches it).
     w = subprocess.Popen(["kubectl", "leasehold", "watch", "demo", "-n", ns],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
