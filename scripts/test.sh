@@ -90,6 +90,10 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
+# A run stopped by a signal is not a pass: without these, bash reached finish with status 0
+# after SIGTERM (seen: a gate killed during its build said "everything passed").
+trap 'echo "test.sh: interrupted (SIGINT)"; exit 130' INT
+trap 'echo "test.sh: terminated (SIGTERM)"; exit 143' TERM
 
 # stage NAME JUNIT|- COMMAND...: runs COMMAND, records its seconds and status. A failed build
 # or setup stage ends the run; a failed test stage is recorded and the run goes on, so that one
