@@ -82,7 +82,7 @@ import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from leasehold_testing import ControlPlane, Failure, check, http_get, log, wait_for  # noqa: E402
-from leasehold_testing.helm import Helm, HelmError, HelmMissing  # noqa: E402
+from leasehold_testing.helm import Helm, HelmError, HelmMissing, is_hook  # noqa: E402
 from leasehold_testing.image_build import BUILD_IMAGE, build_image  # noqa: E402
 from leasehold_testing.quantities import memory_bytes, millicpu, parse_duration  # noqa: E402
 from leasehold_testing.paths import ROOT, product_version  # noqa: E402
@@ -218,7 +218,9 @@ class PodSpec:
                  if c["name"] == "leasehold"]
         check(len(found) == 1, "no single container named leasehold in the pod spec")
         self.c = found[0]
-        self.rbac = [d for _, d in docs if d["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+        # The grants and the Lease the chart makes (its Role has no create); not helm test's.
+        self.rbac = [d for _, d in docs if d["kind"] in ("ServiceAccount", "Role", "RoleBinding",
+                                                          "Lease") and not is_hook(d)]
         self.service_account = pod.get("serviceAccountName", "default")
         self.grace = int(pod.get("terminationGracePeriodSeconds", 30))
         args = self.c.get("args", [])

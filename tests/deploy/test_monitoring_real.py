@@ -51,7 +51,7 @@ RELEASE = "leasehold"
 INSTANCE = f"app.kubernetes.io/instance={RELEASE}"
 CRDS = ("podmonitors", "servicemonitors", "prometheusrules")
 MONITORING_KINDS = ("PodMonitor", "ServiceMonitor", "PrometheusRule")
-CORE_KINDS = "serviceaccounts,roles,rolebindings,deployments,services,configmaps"
+CORE_KINDS = "serviceaccounts,roles,rolebindings,deployments,services,configmaps,leases"
 KINDS = (CORE_KINDS + ",podmonitors.monitoring.coreos.com,servicemonitors.monitoring.coreos.com,"
          "prometheusrules.monitoring.coreos.com")
 DEFAULT_CRDS = ROOT / "build/realkube/crds/monitoring.coreos.com"

@@ -125,13 +125,15 @@ class RealEnv(SidecarHost):
         # Pods need the namespace's "default" ServiceAccount (no controller-manager makes it).
         self.create({"apiVersion": "v1", "kind": "ServiceAccount",
                      "metadata": {"name": "default", "namespace": ns}})
-        from .helm import Helm  # here: PyYAML is needed only by RealEnv, not by every suite
+        # here: PyYAML is needed only by RealEnv, not by every suite
+        from .helm import Helm, is_hook
         values = dict({"fullnameOverride": "leasehold", "leaseName": self.lease_name},
                       **self.chart_values)
         docs = Helm().render(values, namespace=ns)
-        # The Lease too, where the chart makes it (its Role has no create then).
+        # The Lease too, where the chart makes it (its Role has no create then); not helm
+        # test's grants (hooks).
         self.rendered = [d for _, d in docs if d["kind"] in
-                         ("ServiceAccount", "Role", "RoleBinding", "Lease")]
+                         ("ServiceAccount", "Role", "RoleBinding", "Lease") and not is_hook(d)]
         check([d["kind"] for d in self.rendered].count("Role") == 1,
               f"the chart rendered no single Role: {[d['kind'] for d in self.rendered]}")
         for d in self.rendered:
