@@ -29,7 +29,7 @@ install    `helm install` with metrics.podMonitor, metrics.serviceMonitor, alert
            pruning kept every field: an unknown field would have been dropped), the dashboard
            ConfigMap labelled grafana_dashboard with the dashboard JSON; the release's objects
            are exactly the rendered ones.
-uninstall  `helm uninstall` removes them all.
+uninstall  `helm uninstall` removes them all but the Lease (kept: its fencing token).
 """
 import json
 import os
@@ -71,7 +71,7 @@ def short(kind, name):
     group = ".monitoring.coreos.com" if kind in MONITORING_KINDS else ""
     group = group or {"Role": ".rbac.authorization.k8s.io",
                       "RoleBinding": ".rbac.authorization.k8s.io",
-                      "Deployment": ".apps"}.get(kind, "")
+                      "Deployment": ".apps", "Lease": ".coordination.k8s.io"}.get(kind, "")
     return f"{kind.lower()}{group}/{name}"
 
 
@@ -217,8 +217,10 @@ def step_uninstall(cp, helm, args, state):
     before = names(cp, NS)
     helm.run("uninstall", RELEASE, "-n", NS)
     left = names(cp, NS)
-    check(not left, f"left after helm uninstall: {left}")
-    log(f"ok: helm uninstall removed {len(before)} objects, the monitoring ones included")
+    # The Lease stays (helm.sh/resource-policy: keep: its fencing token must never go back).
+    check(left == [f"lease.coordination.k8s.io/{RELEASE}"], f"left after helm uninstall: {left}")
+    log(f"ok: helm uninstall removed {len(before) - 1} objects, the monitoring ones included "
+        "(the Lease kept)")
 
 
 STEPS = {"no-crds": step_no_crds, "crds": step_crds, "schema": step_schema,
