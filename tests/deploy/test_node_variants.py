@@ -193,6 +193,23 @@ def inject(cp, helm, rel):
         "--set", "example.enabled=false", "--set", "tests.enabled=false", "--set-json",
         "leases=" + json.dumps([{"name": "shop", "serviceAccount": "shop", "namespace": ns}]),
         pods=False)
+    # An admission policy takes effect once the API server has loaded it, a moment after helm
+    # returns: pods created before that are admitted without the sidecar (README says to wait
+    # for a dry run to show it, as here).
+    probe = {"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": "probe", "labels": {"leasehold.io/inject": "true"},
+                          "annotations": {"leasehold.io/lease": "shop"}},
+             "spec": {"serviceAccountName": "shop", "containers": [{
+                 "name": "web", "image": chart_value("example.app.image"),
+                 "securityContext": RESTRICTED}]}}
+
+    def injecting():
+        out = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
+                              input=json.dumps(probe), ok=False)
+        return out and sidecar_names(json.loads(out)) == ["leasehold"]
+    t0 = time.monotonic()
+    wait_for("the injector in effect (a dry run gets the sidecar)", injecting, 60, interval=0.5)
+    log(f"inject: the policy in effect {time.monotonic() - t0:.1f}s after helm install returned")
     cluster.kubectl("apply", "-f", "-", input=json.dumps(
         {"apiVersion": "v1", "kind": "List",
          "items": [shop_deployment("shop", n, True), shop_deployment("plain", 1, False)]}))
