@@ -712,16 +712,23 @@ current-context: c
 """
 
 
+def pod_env(tmp):
+    """The environment the binary sees in the chart's pod (Downward API POD_*), with a
+    kubeconfig that names an unreachable server: enough for --print-config, which checks the
+    flags and exits."""
+    kubeconfig = Path(tmp) / "kubeconfig"
+    kubeconfig.write_text(DUMMY_KUBECONFIG)
+    return {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
+            "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": str(tmp)}
+
+
 def check_flags(helm, args):
     """The binary itself accepts the flags of every rendered variant (--print-config)."""
     sidecar = args.sidecar
     check(sidecar, "flags: needs --sidecar BIN")
     base = load_values()
     with tempfile.TemporaryDirectory() as tmp:
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(DUMMY_KUBECONFIG)
-        env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
-               "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": tmp}
+        env = pod_env(tmp)
         for what, overrides in VARIANTS.items():
             variant = deep_merge(base, overrides)
             docs = helm.render(overrides)
@@ -900,10 +907,7 @@ def check_runmode(helm, args):
 
 def check_run_flags(binary, command, values, tmp):
     """The binary accepts the rendered `run` command: --print-config before `--`."""
-    kubeconfig = Path(tmp) / "kubeconfig"
-    kubeconfig.write_text(DUMMY_KUBECONFIG)
-    env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
-           "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": str(tmp)}
+    env = pod_env(tmp)
     sep = command.index("--")
     argv = [str(binary), *command[1:sep], "--print-config", *command[sep:]]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=10, env=env)

@@ -46,7 +46,7 @@ from pathlib import Path
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import test_chart  # noqa: E402  (DUMMY_KUBECONFIG, yamllint)
+import test_chart  # noqa: E402  (pod_env, yamllint)
 from leasehold_testing import check, chart_suite  # noqa: E402
 from leasehold_testing.helm import (CHART, by_kind, deep_merge, documents,  # noqa: E402
                                     load_values)
@@ -185,12 +185,8 @@ def rendered_flags(stream):
 
 
 def binary_accepts(sidecar, args, tmp):
-    kubeconfig = Path(tmp) / "kubeconfig"
-    kubeconfig.write_text(test_chart.DUMMY_KUBECONFIG)
-    env = {"PATH": "/usr/bin:/bin", "KUBECONFIG": str(kubeconfig), "POD_NAME": "web-0",
-           "POD_NAMESPACE": "default", "POD_IP": "10.0.0.1", "HOME": tmp}
     r = subprocess.run([str(sidecar), *args], capture_output=True, text=True, timeout=10,
-                       env=env)
+                       env=test_chart.pod_env(tmp))
     return r.returncode == 0, r.stderr.strip()
 
 
