@@ -320,8 +320,13 @@ def check_leases(helm, _args):
         check(binding["roleRef"]["name"] == name and binding["subjects"] == [
             {"kind": "ServiceAccount", "name": entry["serviceAccount"], "namespace": ns}],
             f"{entry}: RoleBinding {binding}")
-    r = helm.template({"leases": [{"name": "Shop", "serviceAccount": "x"}]}, ok=False)
-    check(r.returncode != 0 and "name" in r.stderr, f"a bad Lease name: {r.stderr.strip()}")
+    for bad in ("Shop", "a" * 244):  # not a DNS name; leasehold-<name> over 253 characters
+        r = helm.template({"leases": [{"name": bad, "serviceAccount": "x"}]}, ok=False)
+        check(r.returncode != 0 and "name" in r.stderr,
+              f"a bad Lease name {bad[:20]}: {r.stderr.strip()}")
+    long = "a" * 243
+    objs = by_kind(helm.render({"leases": [{"name": long, "serviceAccount": "x"}]}))
+    check(("Role", f"leasehold-{long}") in objs, "the longest name keeps its whole Role name")
     print(f"ok: leases: per entry a kept Lease and a Role (that Lease alone, no create) bound to "
           f"its ServiceAccount, in its namespace: {', '.join(e['name'] for e in LEASES)}")
 
