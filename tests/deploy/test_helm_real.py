@@ -324,12 +324,6 @@ def step_test(cp, helm, state):
     # kubelet: deploy.node_chart's helmtest step runs it on a real node.
 
 
-def can_i(cp, ns, sa, verb, resource):
-    r = cp.kubectl("auth", "can-i", verb, resource, "-n", ns,
-                   f"--as=system:serviceaccount:{ns}:{sa}", ok=False)
-    return r.stdout.strip()
-
-
 def step_isolation(cp, helm, state):
     ns = f"lh-iso-{os.getpid()}"
     cp.kubectl("create", "namespace", ns)
@@ -340,23 +334,23 @@ def step_isolation(cp, helm, state):
         check(lease["metadata"]["annotations"].get("helm.sh/resource-policy") == "keep"
               and not lease["spec"].get("holderIdentity"),
               f"the chart's Lease {release}: {lease['metadata']}, {lease['spec']}")
-    want = {("update", "own"): "yes", ("get", "own"): "yes", ("watch", "own"): "yes",
-            ("create", "any"): "no", ("patch", "own"): "no", ("delete", "own"): "no",
-            ("update", "other"): "no", ("patch", "other"): "no", ("get", "other"): "no",
-            ("delete", "other"): "no"}
+    want = {("update", "own"): True, ("get", "own"): True, ("watch", "own"): True,
+            ("create", "any"): False, ("patch", "own"): False, ("delete", "own"): False,
+            ("update", "other"): False, ("patch", "other"): False, ("get", "other"): False,
+            ("delete", "other"): False}
     for sa, other in (("shop", "billing"), ("billing", "shop")):
         got = {}
         for verb, whose in want:
             resource = {"own": f"leases/{sa}", "other": f"leases/{other}",
                         "any": "leases"}[whose]
-            got[(verb, whose)] = can_i(cp, ns, sa, verb, resource)
+            got[(verb, whose)] = cp.can_i(ns, sa, verb, resource)
         check(got == want, f"{sa}'s grants on the Leases: {got}, want {want}")
     # The injected workloads' grants: leases: [...] in a third release.
     grants = {**quiet, "leases": [{"name": "cart", "serviceAccount": "cart"}]}
     helm.run("install", "grants", CHART, "-n", ns, *helm.value_args(grants))
-    got = [can_i(cp, ns, "cart", verb, resource) for verb, resource in (
+    got = [cp.can_i(ns, "cart", verb, resource) for verb, resource in (
         ("update", "leases/cart"), ("update", "leases/shop"), ("create", "leases"))]
-    check(got == ["yes", "no", "no"] and cp.get("lease", "cart", "-n", ns),
+    check(got == [True, False, False] and cp.get("lease", "cart", "-n", ns),
           f"the leases entry's ServiceAccount on its Lease, another, any new one: {got}")
     log(f"ok: two releases in {ns}, each with the Lease the chart made (kept on uninstall, no "
         "holder): each ServiceAccount may get/update/watch its own Lease and nothing else: "

@@ -649,10 +649,9 @@ def main():
         cp.up()
         cp.kubectl("create", "namespace", NS)
         cp.kubectl("apply", "-n", NS, "-f", "-", input=yaml.safe_dump_all(spec.rbac))
-        sa_user = f"system:serviceaccount:{NS}:{spec.service_account}"
-        wait_for("the RoleBinding to take effect", lambda: cp.kubectl(
-            "auth", "can-i", "update", f"leases.coordination.k8s.io/{spec.lease}", "-n", NS,
-            "--as", sa_user, ok=False).stdout.strip() == "yes", 30, interval=0.2)
+        wait_for("the RoleBinding to take effect", lambda: cp.can_i(
+            NS, spec.service_account, "update", f"leases.coordination.k8s.io/{spec.lease}"),
+            30, interval=0.2)
 
         for i in range(args.replicas):
             containers.append(Container(i, spec, net, cp, image, cp.token(NS, spec.service_account),

@@ -124,6 +124,13 @@ class ControlPlane:
             raise Failure(f"kubectl {' '.join(map(str, args))}: {r.stderr.strip()}")
         return r
 
+    def can_i(self, namespace, service_account, verb, resource):
+        """Whether SERVICE_ACCOUNT of NAMESPACE may VERB RESOURCE there (`kubectl auth can-i`
+        as it): True or False."""
+        r = self.kubectl("auth", "can-i", verb, resource, "-n", namespace,
+                         f"--as=system:serviceaccount:{namespace}:{service_account}", ok=False)
+        return r.stdout.strip() == "yes"
+
     def token(self, namespace, service_account, duration="2h"):
         """A TokenRequest token (creates the namespace and the ServiceAccount if missing)."""
         return self.sh("token", self.dir, namespace, service_account, duration).strip()
