@@ -121,6 +121,7 @@ Leadership Elector::leadership() const {
     l.acquireTime = observed_->acquireTime;
     l.renewTime = observed_->renewTime;
   }
+  l.problem = shownProblem_;
   if (leaderAt(now)) {
     describeClaim(l, own_->record.leaseTransitions, claimEndsAt(own_->sentAt, config_.timings), now,
                   clock_);
@@ -347,6 +348,7 @@ void Elector::sendGet() {
              backOff(r);
              break;
          }
+         noteRefusal("read", r);
          nextPollAt_ = clock_.now() + pollInterval();
          noteLeadershipChange("read the lease");
          if (releasing_) return sendRelease(1);
@@ -433,8 +435,26 @@ void Elector::onWriteResult(const SentWrite& sent, StoreResult r) {
       backOff(r);
       break;
   }
+  noteRefusal("write", r);
   if (releasing_) return sendRelease(2);
   step();
+}
+
+void Elector::noteRefusal(const char* request, const StoreResult& r) {
+  if (r.status == StoreStatus::kFatal) {
+    problems_[request] = r.message;
+  } else if (r.status != StoreStatus::kTransient) {
+    problems_.erase(request);  // answered: whatever refused it was fixed
+  }
+  // A read refusal first ("read" < "write"): a replica that cannot read cannot get to writing.
+  std::string shown = problems_.empty() ? std::string() : problems_.begin()->second;
+  if (shown == shownProblem_) return;
+  shownProblem_ = std::move(shown);
+  if (shownProblem_.empty()) {
+    emit(ElectorEvent::Kind::kObserved, "the store answers this replica's requests again");
+  } else {
+    emit(ElectorEvent::Kind::kStoreFailed, shownProblem_);
+  }
 }
 
 void Elector::confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acquisition,

@@ -10,6 +10,7 @@
 // Since the write was sent before anyone could observe it, and R < D, terms never overlap.
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,9 @@ class Elector : public Candidacy, private LeaseObserver {
   void confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acquisition,
                time::Duration latency);
   void backOff(const StoreResult& result);
+  // Keeps problems_ (per request kind: a refusal stays until that kind is answered) and tells
+  // the handler when the problem shown in leadership() changes.
+  void noteRefusal(const char* request, const StoreResult& result);
   void beginRelease(std::function<void()> done);
   void sendRelease(int attemptsLeft);
   void finishRelease();
@@ -138,7 +142,9 @@ class Elector : public Candidacy, private LeaseObserver {
   bool stopped_ = false;    // stop(): no more competing
   bool releasing_ = false;  // a release is pending or in flight: never claim
   bool inflight_ = false;
-  bool emitting_ = false;  // inside handler_
+  bool emitting_ = false;                        // inside handler_
+  std::map<std::string, std::string> problems_;  // request kind -> why it is refused
+  std::string shownProblem_;                     // the one leadership() shows
   bool watchHealthy_ = false;
   std::function<void()> releaseDone_;
 

@@ -22,6 +22,11 @@ struct Leadership {
   // renews first (send time of the last confirmed write + renew deadline).
   std::optional<time::WallTime> validUntil;
   std::optional<time::MonoTime> validUntilMono;
+  // While the store refuses this replica's requests (a missing RBAC grant, rejected
+  // credentials, an invalid object): which request and why, with a hint; "" otherwise. A
+  // replica that cannot read or write the lock never leads: this says why, where the app and
+  // the operator look (/leader, the status file), not only in the log.
+  std::string problem;
 
   bool operator==(const Leadership&) const = default;
 };

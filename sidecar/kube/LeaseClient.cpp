@@ -1,6 +1,7 @@
 #include "kube/LeaseClient.h"
 
 #include "kube/LeaseWatch.h"
+#include "kube/RefusalHint.h"
 
 namespace leasehold::kube {
 
@@ -25,10 +26,14 @@ std::string LeaseClient::objectPath() const {
   return collectionPath() + "/" + target_.name;
 }
 
-StoreResult LeaseClient::classify(const ApiResponse& r, bool isCreate) {
+StoreResult LeaseClient::classify(const ApiResponse& r, const std::string& verb) {
+  const bool isCreate = verb == "create";
   StoreResult out;
   out.httpCode = r.code;
   out.message = r.describe();
+  // The server's text names the verb and the ServiceAccount; the hint names what to fix.
+  const std::string hint = refusalHint(Connection::kLease, verb, r.code);
+  if (!hint.empty()) out.message += " (" + hint + ")";
   if (r.retryAfter) out.retryAfter = *r.retryAfter;
   if (r.code == 0) {
     out.status = StoreStatus::kTransient;
@@ -47,8 +52,8 @@ StoreResult LeaseClient::classify(const ApiResponse& r, bool isCreate) {
   return out;
 }
 
-void LeaseClient::decodeInto(ApiResponse r, bool isCreate, election::StoreCallback done) {
-  if (!r.ok()) return done(classify(r, isCreate));
+void LeaseClient::decodeInto(ApiResponse r, const std::string& verb, election::StoreCallback done) {
+  if (!r.ok()) return done(classify(r, verb));
   election::LeaseRecord record;
   std::string error;
   if (!decodeLease(r.body, record, error)) {
@@ -64,7 +69,7 @@ void LeaseClient::get(election::StoreCallback done) {
   api_.call({"get", "GET", objectPath(), "", "application/json", options_.requestDeadline},
             [this, alive, done = std::move(done)](ApiResponse r) mutable {
               if (alive.expired()) return;
-              decodeInto(std::move(r), false, std::move(done));
+              decodeInto(std::move(r), "get", std::move(done));
             });
 }
 
@@ -74,7 +79,7 @@ void LeaseClient::create(const election::LeaseRecord& record, election::StoreCal
              "application/json", options_.requestDeadline},
             [this, alive, done = std::move(done)](ApiResponse r) mutable {
               if (alive.expired()) return;
-              decodeInto(std::move(r), true, std::move(done));
+              decodeInto(std::move(r), "create", std::move(done));
             });
 }
 
@@ -84,7 +89,7 @@ void LeaseClient::update(const election::LeaseRecord& record, election::StoreCal
              options_.requestDeadline},
             [this, alive, done = std::move(done)](ApiResponse r) mutable {
               if (alive.expired()) return;
-              decodeInto(std::move(r), false, std::move(done));
+              decodeInto(std::move(r), "update", std::move(done));
             });
 }
 

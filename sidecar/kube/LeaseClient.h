@@ -40,11 +40,12 @@ class LeaseClient : public election::LeaseStore {
   std::string collectionPath() const;
   std::string objectPath() const;
 
-  // Maps an answer onto the election's outcomes (exposed for tests).
-  static election::StoreResult classify(const ApiResponse& r, bool isCreate);
+  // Maps an answer to VERB ("get", "create", "update") onto the election's outcomes; a refusal's
+  // message ends with the hint of kube::refusalHint (exposed for tests).
+  static election::StoreResult classify(const ApiResponse& r, const std::string& verb);
 
  private:
-  void decodeInto(ApiResponse r, bool isCreate, election::StoreCallback done);
+  void decodeInto(ApiResponse r, const std::string& verb, election::StoreCallback done);
 
   ApiTransport& api_;
   time::Clock& clock_;

@@ -60,6 +60,10 @@ std::string leadershipJson(const election::Leadership& l, const LeaseName& lease
     field(out, "validUntil");
     log::appendJsonString(out, time::formatMicroTime(*l.validUntil));
   }
+  if (!l.problem.empty()) {
+    field(out, "problem");
+    log::appendJsonString(out, l.problem);
+  }
   out += '}';
   return out;
 }

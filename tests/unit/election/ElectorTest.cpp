@@ -333,6 +333,52 @@ TEST_F(ElectorTest, RejectedWriteIsRetriedAndNeverClaimed) {
   EXPECT_TRUE(a->now().leader);
 }
 
+// A replica the store refuses (no RBAC grant) says why in leadership(), not only in the log,
+// and says it once: the problem stays shown until a request of the refused kind is answered.
+TEST_F(ElectorTest, ARefusedReplicaShowsTheProblemUntilTheStoreAnswersAgain) {
+  auto a = replica("a");
+  a->store->failNext(3, StoreStatus::kFatal);
+  a->elector->start();
+  clock.runDue();
+  EXPECT_EQ(a->now().problem, "injected failure");
+  clock.advance(5s);
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_EQ(a->now().problem, "injected failure");
+  int said = 0;
+  for (const auto& e : a->events)
+    said += e.kind == Kind::kStoreFailed ? 1 : 0;
+  EXPECT_EQ(said, 1);
+  clock.advance(5s);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().problem, "");
+  bool cleared = false;
+  for (const auto& e : a->events)
+    cleared |= e.kind == Kind::kObserved && e.detail.find("answers") != std::string::npos;
+  EXPECT_TRUE(cleared);
+}
+
+// Reads answered, writes refused (get but not update granted): the answered reads must not
+// clear the write's refusal every P, and a follower never claims.
+TEST_F(ElectorTest, AnsweredReadsDoNotHideARefusedWrite) {
+  seed("gone", 3, 15, clock.wallNow());
+  auto a = replica("a", FollowerMode::kPoll);
+  a->store->setWritesRefused(true);
+  a->elector->start();
+  clock.advance(40s);  // the seeded lease expired long ago: a tries to take it every P
+  EXPECT_FALSE(a->now().leader);
+  EXPECT_EQ(a->now().problem, "writes refused");
+  EXPECT_EQ(a->now().holder, "gone");
+  int said = 0;
+  for (const auto& e : a->events)
+    said += e.kind == Kind::kStoreFailed ? 1 : 0;
+  EXPECT_EQ(said, 1);
+  a->store->setWritesRefused(false);
+  clock.advance(5s);
+  EXPECT_TRUE(a->now().leader);
+  EXPECT_EQ(a->now().problem, "");
+  EXPECT_EQ(stored().leaseTransitions, 4);
+}
+
 // A renewal sent before the deadline but answered after it: the leader says false at the
 // deadline (it cannot know yet), then true again with the SAME token once the answer shows the
 // write landed. That is the truth, not a glitch: the write was a compare-and-swap on the

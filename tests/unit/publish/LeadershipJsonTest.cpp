@@ -80,6 +80,16 @@ TEST(LeadershipJsonTest, NameNeverNamesThisReplicaWhileItDoesNotLead) {
   EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}))["name"], "web-0");
 }
 
+TEST(LeadershipJsonTest, ProblemOnlyWhileTheStoreRefusesThisReplica) {
+  Leadership l;
+  l.identity = "me";
+  EXPECT_FALSE(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"})).contains("problem"));
+  l.problem = "403 Forbidden: cannot get resource \"leases\" (grant get)";
+  const auto j = nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}));
+  EXPECT_EQ(j["problem"], l.problem);
+  EXPECT_FALSE(j["leader"].get<bool>());
+}
+
 TEST(LeadershipJsonTest, StringsAreEscapedSoTheOutputIsAlwaysJson) {
   Leadership l;
   l.identity = "quote\" backslash\\ newline\n tab\t nul";

@@ -121,6 +121,11 @@ void MemoryLeaseStore::perform(std::function<StoreResult()> op, bool isWrite, St
   auto deliver = [this, done = std::move(done)](StoreResult r) mutable {
     client_->at(client_->clock().now(), [done = std::move(done), r = std::move(r)] { done(r); });
   };
+  if (isWrite && writesRefused_) {
+    auto r = StoreResult::error(StoreStatus::kFatal, "writes refused");
+    network_->at(net.now() + latency_, [deliver, r]() mutable { deliver(r); });
+    return;
+  }
   if (failures_ > 0) {
     failures_--;
     auto r = StoreResult::error(failureStatus_, "injected failure");

@@ -64,6 +64,9 @@ class MemoryLeaseStore : public LeaseStore {
   // The next n requests fail with `status` without reaching the backend.
   void failNext(int n, StoreStatus status = StoreStatus::kTransient,
                 std::optional<time::Duration> retryAfter = std::nullopt);
+  // While on, every write is refused (kFatal, "writes refused"), reads answered: a grant with
+  // get but not update.
+  void setWritesRefused(bool refused) { writesRefused_ = refused; }
   // The next n writes are applied, but the client is told kTransient (the answer was lost).
   void loseNextResponses(int n) { loseResponses_ += n; }
   // One-way latency: the request reaches the backend after it, the answer returns after it.
@@ -87,6 +90,7 @@ class MemoryLeaseStore : public LeaseStore {
   void announceWatchState(bool healthy);
 
   MemoryLeaseBackend& backend_;
+  bool writesRefused_ = false;
   std::unique_ptr<Scheduler> client_;
   std::unique_ptr<Scheduler> network_;
   std::uint64_t subscription_ = 0;
