@@ -2,7 +2,8 @@
 """The chart and manifests/ on the real kube-apiserver (tests/realkube), with real helm and kubectl.
 
     test_helm_real.py [--helm BIN] [--kubectl BIN] [--control-plane DIR] [STEP...]
-        STEP: manifests variants isolation podlabel install reject upgrade test uninstall
+        STEP: manifests variants isolation podlabel shardpolicy install reject upgrade test
+              uninstall
               (default: all, in order; upgrade/test/uninstall need install)
 
 The control plane is etcd + kube-apiserver only (tests/realkube/start.sh): no controller-manager,
@@ -27,6 +28,10 @@ podlabel   podLabel's ValidatingAdmissionPolicy, with tokens bound to pods as th
            may set the label to true/false on its own pod; another pod, a token bound to no
            pod, another label or value are refused with the policy's message; the admin is
            left alone.
+shardpolicy  shard mode's ValidatingAdmissionPolicy: with a token of the shard release's
+           ServiceAccount, creating/updating/deleting the group's shard and membership Leases
+           is allowed; a shard index >= N, another release's Lease, an unlabelled shard are
+           refused with the policy's message; the admin is left alone.
 install    a copy of the chart that asks for Kubernetes >= 1.99 is refused by helm with the
            server's real version; then `helm install`: Chart.yaml's kubeVersion passes for
            real, NOTES are shown, and the server's objects are the rendered ones (the native
@@ -424,6 +429,65 @@ def step_podlabel(cp, helm, state):
     log("ok: the admin's patch of another label is untouched by the policy")
 
 
+def lease_request(cp, ns, token, method, name, labels=None):
+    """(status, message) of a Lease request made with TOKEN: POST (create) or PUT/DELETE NAME."""
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+    body = None
+    if method != "DELETE":
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": name, "labels": labels or {}}, "spec": {}}
+    if method == "PUT":
+        body["metadata"]["resourceVersion"] = cp.get("lease", name, "-n", ns)["metadata"][
+            "resourceVersion"]
+    code, answer = cp.api(method, path if method == "POST" else f"{path}/{name}", body,
+                          ok=None, token=token)
+    return code, answer.get("message", "") if isinstance(answer, dict) else str(answer)
+
+
+def step_shardpolicy(cp, helm, state):
+    ns = f"lh-shards-{os.getpid()}"
+    cp.kubectl("create", "namespace", ns)
+    quiet = {"example": {"enabled": False}, "tests": {"enabled": False}}
+    helm.run("install", "work", CHART, "-n", ns, "--set", "shards=3", *helm.value_args(quiet))
+    helm.run("install", "shop", CHART, "-n", ns, *helm.value_args(quiet))
+    policy = f"leasehold-shard-leases.{ns}.work"
+    check(cp.kubectl("get", "validatingadmissionpolicy", policy, ok=False).returncode == 0,
+          f"no ValidatingAdmissionPolicy {policy} with shards")
+    token = cp.kubectl("create", "token", "work", "-n", ns).stdout.strip()
+    group = {"leasehold.io/shard-group": "work"}
+    # The policy is in effect once the server's informer has it: the first refusal says so.
+    wait_for("the shard policy in effect",
+             lambda: "only the Leases of the shard" in lease_request(
+                 cp, ns, token, "POST", f"stray-{time.monotonic_ns()}", group)[1], 30, 0.5)
+    cases = (("shard 0, labelled", "POST", "work-0", group, True, ""),
+             ("shard 2, labelled", "POST", "work-2", group, True, ""),
+             ("a membership Lease", "POST", "work-member-0123456789abcdef", group, True, ""),
+             ("shard 3 of 3", "POST", "work-3", group, False, "only the Leases of the shard"),
+             ("shard 01", "POST", "work-01", group, False, "only the Leases of the shard"),
+             ("another release's name", "POST", "shopping", group, False, "not shopping"),
+             ("a shard without the group label", "POST", "work-1", {}, False,
+              "must label the Leases it creates"),
+             ("an update of its shard", "PUT", "work-0", group, True, ""),
+             ("an update of another release's Lease", "PUT", "shop", {}, False, "not shop"),
+             ("a delete of another release's Lease", "DELETE", "shop", None, False, "not shop"),
+             ("a delete of its membership Lease", "DELETE", "work-member-0123456789abcdef",
+              None, True, ""))
+    for what, method, name, labels, allowed, says in cases:
+        code, message = lease_request(cp, ns, token, method, name, labels)
+        if allowed:
+            check(code in (200, 201), f"{what}: {code} {message}")
+        else:
+            check(code in (403, 422) and says in message, f"{what}: {code} {message}")
+        log(f"ok: shard policy, {what}: {code}" + (f" ({says})" if says else ""))
+    check(cp.get("lease", "shop", "-n", ns)["metadata"]["name"] == "shop", "shop's Lease gone")
+    code, message = lease_request(cp, ns, None, "POST", "anything")  # the admin
+    check(code == 201, f"the policy must leave other users alone: {code} {message}")
+    for release in ("work", "shop"):
+        helm.run("uninstall", release, "-n", ns)
+    log("ok: the shard group's ServiceAccount may create, update and delete only its group's "
+        "Leases; the admin is left alone")
+
+
 def step_uninstall(cp, helm, state):
     check(state.get("installed"), "needs install")
     before = cp.names(KINDS, NS, INSTANCE)
@@ -445,7 +509,7 @@ def step_uninstall(cp, helm, state):
 
 
 STEPS = {"manifests": step_manifests, "variants": step_variants, "isolation": step_isolation,
-         "podlabel": step_podlabel,
+         "podlabel": step_podlabel, "shardpolicy": step_shardpolicy,
          "install": step_install,
          "reject": step_reject, "upgrade": step_upgrade, "test": step_test,
          "uninstall": step_uninstall}
