@@ -246,6 +246,12 @@ def missing_rule(env_args):
                          in ln]
                 check(hints, "the log must say the Lease is missing and may not be created: "
                              f"{sidecars[0].logs()[-1500:]}")
+                # ... and so must /leader and the status file, where the app looks.
+                for s in sidecars:
+                    said = [s.status().get("problem", ""), json.loads(
+                        (env.dir / f"{s.name}.status.json").read_text()).get("problem", "")]
+                    check(all("403" in p and "may not create it" in p for p in said),
+                          f"{s.name}: /leader and the status file must name the refusal: {said}")
             else:
                 leader = the_leader(sidecars, timeout=D + P + 3)
                 time.sleep(1.0)
