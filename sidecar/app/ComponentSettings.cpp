@@ -15,9 +15,7 @@ log::Logger loggerFor(const config::Config& cfg) {
 }
 
 std::chrono::milliseconds renewalRequestDeadline(const election::ElectionTimings& timings) {
-  using namespace std::chrono;
-  return std::clamp(duration_cast<milliseconds>(timings.renewDeadline / 2), milliseconds(500),
-                    milliseconds(5000));
+  return timings.requestDeadline();
 }
 
 // Where the lock is, as an operator names it: "namespace/name" for a Lease, the election's

@@ -66,6 +66,7 @@ int serveLock(LoopRuntime& rt, const config::Config& cfg, lock::SidecarConfig si
                  {"leaseDuration", time::formatDuration(cfg.timings.leaseDuration)},
                  {"renewDeadline", time::formatDuration(cfg.timings.renewDeadline)},
                  {"retryPeriod", time::formatDuration(cfg.timings.retryPeriod)},
+                 {"renewInterval", time::formatDuration(cfg.timings.renewEvery())},
                  {"mode", cfg.runMode ? "run" : "sidecar"}});
   if (cfg.store == config::Store::Kubernetes) {
     fields.emplace_back("coordinated", cfg.coordinated ? "true" : "false");

@@ -92,6 +92,7 @@ int serveShards(LoopRuntime& rt, const config::Config& cfg, ShardStore store,
                  {"leaseDuration", time::formatDuration(cfg.timings.leaseDuration)},
                  {"renewDeadline", time::formatDuration(cfg.timings.renewDeadline)},
                  {"retryPeriod", time::formatDuration(cfg.timings.retryPeriod)},
+                 {"renewInterval", time::formatDuration(cfg.timings.renewEvery())},
                  {"mode", runMode ? "run-shards" : "shards"}});
   logger.info("starting", fields);
   shards.start();

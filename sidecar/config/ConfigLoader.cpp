@@ -140,6 +140,21 @@ const std::vector<Setting>& settings() {
       {"retry-period", "retryPeriod", ValueKind::Duration, "DURATION",
        "How often the leader renews and a polling follower retries (default 2s)",
        duration([](Config& c) -> time::Duration& { return c.timings.retryPeriod; })},
+      {"renew-interval", "renewInterval", ValueKind::Duration, "DURATION",
+       "How often the leader renews after a successful renewal; after a failed one it retries "
+       "every --retry-period. Longer means fewer writes at the same lease duration; it + the "
+       "request timeout (half of --renew-deadline within 0.5s..5s) + --retry-period must be at "
+       "most --renew-deadline (default: the retry period)",
+       [](Config& c, const std::string& value) -> std::optional<std::string> {
+         if (value.empty()) {
+           c.timings.renewInterval.reset();
+           return std::nullopt;
+         }
+         auto parsed = DurationParser::parse(value);
+         if (auto* error = std::get_if<ConfigError>(&parsed)) return error->message;
+         c.timings.renewInterval = std::get<time::Duration>(parsed);
+         return std::nullopt;
+       }},
       {"release-cooldown", "releaseCooldown", ValueKind::Duration, "DURATION",
        "After releasing the lease, how long this identity stays away from it (default: the "
        "lease duration)",
@@ -424,9 +439,9 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
   }
   // A timing that did not parse has already been reported; comparing the default in its place
   // would only add a confusing second message.
-  const bool timingsParsed = !unparsed.contains("lease-duration") &&
-                             !unparsed.contains("renew-deadline") &&
-                             !unparsed.contains("retry-period");
+  const bool timingsParsed =
+      !unparsed.contains("lease-duration") && !unparsed.contains("renew-deadline") &&
+      !unparsed.contains("retry-period") && !unparsed.contains("renew-interval");
   if (config.runMode) {
     if (config.command.empty() || config.command.front().empty()) {
       problems.push_back(std::string("leasehold run: no command after -- (") + kRunUsage + ")");
@@ -439,6 +454,20 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                            ": " + time::formatDuration(config.killGrace) + " is not less than " +
                            time::formatDuration(config.timings.renewDeadline) +
                            " (the command must be stopped before the claim ends)");
+      } else if (timingsParsed && config.timings.renewInterval &&
+                 *config.timings.renewInterval + config.timings.requestDeadline() +
+                         config.timings.retryPeriod >
+                     config.timings.renewDeadline - config.killGrace) {
+        // The command is told to stop kill-grace before the claim ends: a renewal that fails
+        // at I must leave a retry before that, or every lost request would stop the command.
+        problems.push_back(
+            name("renew-interval") + " (" + time::formatDuration(*config.timings.renewInterval) +
+            ") + the request timeout (" + time::formatDuration(config.timings.requestDeadline()) +
+            ") + " + name("retry-period") + " (" +
+            time::formatDuration(config.timings.retryPeriod) + ") must be at most " +
+            name("renew-deadline") + " - " + name("kill-grace") + " (" +
+            time::formatDuration(config.timings.renewDeadline - config.killGrace) +
+            ") in run mode: the command is stopped kill-grace before the claim ends");
       }
     }
     if (!unparsed.contains("drain-timeout") && config.drainTimeout <= time::Duration::zero()) {
@@ -517,7 +546,8 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     if (auto problem = config.timings.validate()) {
       // The message names leasehold's flags; say which other names they were given as.
       std::string given;
-      for (const char* flag : {"lease-duration", "renew-deadline", "retry-period"}) {
+      for (const char* flag :
+           {"lease-duration", "renew-deadline", "retry-period", "renew-interval"}) {
         const auto it = origins.find(flag);
         if (it == origins.end() || it->second == std::string("--") + flag) continue;
         given += (given.empty() ? "" : "; ") + std::string("--") + flag + " from " + it->second;

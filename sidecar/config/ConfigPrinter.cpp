@@ -31,6 +31,11 @@ std::string ConfigPrinter::print(const Config& config) {
       << time::formatDuration(config.timings.renewDeadline);
   out << YAML::Key << "retryPeriod" << YAML::Value
       << time::formatDuration(config.timings.retryPeriod);
+  // Only when given: its default is --retry-period, whatever that is.
+  if (config.timings.renewInterval) {
+    out << YAML::Key << "renewInterval" << YAML::Value
+        << time::formatDuration(*config.timings.renewInterval);
+  }
   out << YAML::Key << "releaseCooldown" << YAML::Value
       << time::formatDuration(config.releaseCooldown);
   optionalValue(out, "kubeconfig", config.kubeconfig);

@@ -1,8 +1,15 @@
 #include "election/ElectionTimings.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace leasehold::election {
+
+std::chrono::milliseconds ElectionTimings::requestDeadline() const {
+  using namespace std::chrono;
+  return std::clamp(duration_cast<milliseconds>(renewDeadline / 2), milliseconds(500),
+                    milliseconds(5000));
+}
 
 std::optional<std::string> ElectionTimings::validate() const {
   if (retryPeriod <= time::Duration::zero()) {
@@ -21,6 +28,20 @@ std::optional<std::string> ElectionTimings::validate() const {
     return "--lease-duration (" + time::formatDuration(leaseDuration) +
            ") must be greater than --renew-deadline (" + time::formatDuration(renewDeadline) +
            "): the leader must stop claiming before anyone else may take over";
+  }
+  if (renewInterval && *renewInterval <= time::Duration::zero()) {
+    return "--renew-interval (" + time::formatDuration(*renewInterval) + ") must be greater than 0";
+  }
+  if (renewInterval && *renewInterval + requestDeadline() + retryPeriod > renewDeadline) {
+    return "--renew-interval (" + time::formatDuration(*renewInterval) +
+           ") + the request timeout (" + time::formatDuration(requestDeadline()) +
+           ", half of --renew-deadline within 0.5s..5s) + "
+           "--retry-period (" +
+           time::formatDuration(retryPeriod) +
+           ") must be at most "
+           "--renew-deadline (" +
+           time::formatDuration(renewDeadline) +
+           "): a renewal that fails must leave time for a retry before the leader steps down";
   }
   if (leaseDuration % std::chrono::seconds(1) != time::Duration::zero()) {
     return "--lease-duration (" + time::formatDuration(leaseDuration) +

@@ -269,7 +269,8 @@ void Elector::step() {
   if (!observed_ && !config_.coordinated) return sendCreate();
 
   if (leaderAt(now)) {
-    const time::MonoTime due = own_->sentAt + config_.timings.retryPeriod;
+    // I after the last confirmed renewal; after a failure backOff() spaced the retries by P.
+    const time::MonoTime due = own_->sentAt + config_.timings.renewEvery();
     if (now < due) {
       wakeTimer_->armAt(due);
       return;

@@ -268,6 +268,19 @@ TEST_F(ConfigLoaderTest, TimingValidationNamesFlags) {
               HasSubstr("whole number of seconds"));
 }
 
+TEST_F(ConfigLoaderTest, RenewIntervalDefaultsToTheRetryPeriodAndIsChecked) {
+  EXPECT_EQ(loaded({"--lease-name", "a"}).timings.renewInterval, std::nullopt);
+  EXPECT_EQ(loaded({"--lease-name", "a", "--retry-period", "1s"}).timings.renewEvery(), 1s);
+  const auto longer = loaded({"--lease-name", "a", "--lease-duration", "60s", "--renew-deadline",
+                              "40s", "--renew-interval", "15s"});
+  EXPECT_EQ(longer.timings.renewEvery(), 15s);
+  EXPECT_THAT(failure({"--lease-name", "a", "--renew-interval", "4s"}),
+              AllOf(HasSubstr("--renew-interval (4s) + the request timeout (5s, half of"),
+                    HasSubstr("+ --retry-period (2s) must be at most --renew-deadline (10s)")));
+  EXPECT_THAT(failure({"--lease-name", "a", "--renew-interval", "soon"}),
+              HasSubstr("--renew-interval: invalid duration \"soon\""));
+}
+
 TEST_F(ConfigLoaderTest, ReleaseCooldownFollowsLeaseDuration) {
   EXPECT_EQ(loaded({"--lease-name", "a", "--lease-duration", "30s"}).releaseCooldown, 30s);
   EXPECT_EQ(loaded({"--lease-name", "a", "--release-cooldown", "0"}).releaseCooldown, 0s);
@@ -290,7 +303,8 @@ TEST_F(ConfigLoaderTest, HelpAndVersionAreOutcomes) {
         "--renew-deadline",   "--retry-period",    "--kubeconfig",  "--context",
         "--http-address",     "--probe-address",   "--status-file", "--pod-label",
         "--config",           "--log-format",      "--log-level",   "--follower-mode",
-        "--release-cooldown", "--print-config",    "--version",     "LEASEHOLD_"}) {
+        "--release-cooldown", "--print-config",    "--version",     "LEASEHOLD_",
+        "--renew-interval"}) {
     EXPECT_THAT(text, HasSubstr(flag));
   }
   EXPECT_TRUE(std::holds_alternative<HelpRequested>(load({"-h"})));

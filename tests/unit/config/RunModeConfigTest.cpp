@@ -42,6 +42,18 @@ TEST_F(ConfigLoaderTest, RunModeDefaults) {
             1500ms);
 }
 
+// The command is stopped kill-grace before the claim ends: in run mode a renewal that fails at
+// --renew-interval must leave a retry before R - kill-grace, not only before R.
+TEST_F(ConfigLoaderTest, RunModeRenewIntervalLeavesTheKillGrace) {
+  const auto fits = loaded({"run", "--lease-name", "job", "--lease-duration", "60s",
+                            "--renew-deadline", "40s", "--renew-interval", "15s", "--", "true"});
+  EXPECT_EQ(fits.timings.renewEvery(), 15s);
+  EXPECT_THAT(failure({"run", "--lease-name", "job", "--lease-duration", "60s", "--renew-deadline",
+                       "40s", "--renew-interval", "30s", "--kill-grace", "5s", "--", "true"}),
+              HasSubstr("--renew-interval (30s) + the request timeout (5s) + --retry-period (2s) "
+                        "must be at most --renew-deadline - --kill-grace (35s) in run mode"));
+}
+
 TEST_F(ConfigLoaderTest, EveryRunFlag) {
   const auto config = loaded({"run", "--lease-name", "job", "--kill-grace", "2s", "--drain-timeout",
                               "40s", "--restart", "on-failure", "--exit-on-loss", "--", "true"});

@@ -19,13 +19,20 @@ struct TimingCase {
   const char* name;
   Duration d, r, p;
   const char* expectInMessage;  // nullptr: valid
+  std::optional<Duration> i = std::nullopt;
 };
+
+ElectionTimings timingsOf(const TimingCase& c) {
+  ElectionTimings t{c.d, c.r, c.p, 1.2};
+  t.renewInterval = c.i;
+  return t;
+}
 
 class ElectionTimingsTest : public ::testing::TestWithParam<TimingCase> {};
 
 TEST_P(ElectionTimingsTest, Validates) {
   const auto& c = GetParam();
-  const auto error = ElectionTimings{c.d, c.r, c.p, 1.2}.validate();
+  const auto error = timingsOf(c).validate();
   if (!c.expectInMessage) {
     EXPECT_FALSE(error) << *error;
     return;
@@ -42,8 +49,7 @@ TEST_P(ElectionTimingsTest, TheElectorRefusesWhatValidateRefuses) {
   MemoryLeaseBackend backend;
   MemoryLeaseStore store(backend, clock);
   auto build = [&] {
-    Elector elector(clock, store, {Identity{"a"}, ElectionTimings{c.d, c.r, c.p, 1.2}},
-                    [] { return 0.5; });
+    Elector elector(clock, store, {Identity{"a"}, timingsOf(c)}, [] { return 0.5; });
   };
   if (!c.expectInMessage) {
     EXPECT_NO_THROW(build());
@@ -77,7 +83,16 @@ INSTANTIATE_TEST_SUITE_P(
                    "--renew-deadline (2.4s) must be greater than 1.2 x --retry-period (2s)"},
         TimingCase{"ZeroPeriod", 15s, 10s, 0s, "--retry-period (0s) must be greater than 0"},
         TimingCase{"NegativePeriod", 15s, 10s, -1s, "--retry-period"},
-        TimingCase{"FractionalDuration", 2500ms, 2s, 500ms, "whole number of seconds"}),
+        TimingCase{"FractionalDuration", 2500ms, 2s, 500ms, "whole number of seconds"},
+        // --renew-interval: I + the request timeout (R/2 within 0.5s..5s) + P <= R.
+        TimingCase{"RenewIntervalOfTheIssue", 60s, 40s, 2s, nullptr, 15s},
+        TimingCase{"RenewIntervalAtTheLimit", 15s, 10s, 2s, nullptr, 3s},
+        TimingCase{"RenewIntervalLeavesNoRetry", 15s, 10s, 2s,
+                   "--renew-interval (3.001s) + the request timeout (5s, half", 3001ms},
+        TimingCase{"RenewIntervalScaled", 3s, 2s, 500ms, "must be at most --renew-deadline (2s)",
+                   600ms},
+        TimingCase{"ZeroRenewInterval", 15s, 10s, 2s,
+                   "--renew-interval (0s) must be greater than 0", 0s}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -379,6 +379,34 @@ TEST_F(ElectorTest, AnsweredReadsDoNotHideARefusedWrite) {
   EXPECT_EQ(stored().leaseTransitions, 4);
 }
 
+// --renew-interval: the leader writes I after its last confirmed renewal, and after a failure
+// retries every P; the claim still ends at S + R of the last confirmed write.
+TEST_F(ElectorTest, RenewsEveryRenewIntervalAndRetriesEveryRetryPeriod) {
+  timings = ElectionTimings{60s, 40s, 2s, 1.2};
+  timings.renewInterval = 15s;
+  auto a = started("a");
+  ASSERT_TRUE(a->now().leader);
+  const int afterAcquire = a->store->counters().update + a->store->counters().create;
+  clock.advance(14900ms);
+  EXPECT_EQ(a->store->counters().update + a->store->counters().create, afterAcquire);
+  clock.advance(200ms);  // 15.1 s: the first renewal
+  EXPECT_EQ(a->store->counters().update + a->store->counters().create, afterAcquire + 1);
+  clock.advance(60s);  // 4 more in 60 s, not 30
+  EXPECT_EQ(a->store->counters().update + a->store->counters().create, afterAcquire + 5);
+  // Renewals from now on fail: retried every P, and the claim ends R after the last success.
+  const auto lastSuccess = clock.now() - 100ms;  // the renewal at 75 s
+  a->store->failNext(1000, StoreStatus::kTransient);
+  clock.advance(15s);  // at 90 s the next renewal fails
+  const int tries = a->store->counters().update;
+  clock.advance(10s);
+  EXPECT_GE(a->store->counters().update - tries, 4);  // every 2 s, not every 15 s
+  EXPECT_TRUE(a->now().leader);
+  clock.advance(lastSuccess + 40s - 1ms - clock.now());
+  EXPECT_TRUE(a->now().leader);
+  clock.advance(2ms);
+  EXPECT_FALSE(a->now().leader);
+}
+
 // A renewal sent before the deadline but answered after it: the leader says false at the
 // deadline (it cannot know yet), then true again with the SAME token once the answer shows the
 // write landed. That is the truth, not a glitch: the write was a compare-and-swap on the
