@@ -1,4 +1,4 @@
-// The etcd campaign (contract in EtcdCampaign.h). Why one file of ~450 lines: the lease, the
+// The etcd campaign (contract in EtcdCampaign.h). Why one file of ~500 lines: the lease, the
 // queue key, the view of the queue and the release share the same few fields (the lease and
 // the send time of its last confirmed keep-alive, our key, whether it is the lowest), and the
 // claim rule reads best next to every place that changes them.
@@ -136,36 +136,79 @@ void EtcdCampaign::keepAlive() {
   call("lease/keepalive", encodeLeaseId(lease_->id), true,
        [this, generation, sentAt](EtcdReply reply) {
          if (generation != generation_) return;
-         keepAliveInFlight_ = false;
-         keepAliveTimer_->armAt(sentAt + config_.timings.retryPeriod);
          KeepAlive answer;
          std::string error;
          if (reply.ok() && !malformed("keeping the lease alive",
                                       decodeKeepAlive(reply.body, answer, error), error)) {
            if (answer.ttlSeconds <= 0) return onLeaseGone("etcd says the lease expired");
-           lease_->confirmedSentAt = std::max(lease_->confirmedSentAt, sentAt);
-           lease_->confirmedAt = clock_.wallNow();
-           if (lastLeader_)
-             emit(ElectorEvent::Kind::kRenewed, "keep-alive confirmed", clock_.now() - sentAt);
-           noteLeadershipChange("keep-alive confirmed");  // a claim that lapsed resumes
-           if (lastLeader_) {
-             deadlineTimer_->armAt(election::claimEndsAt(lease_->confirmedSentAt, config_.timings));
-           }
-           return;
+           if (!config_.confirmKeepAlives) return confirmed(sentAt);
+           return confirmByRead(sentAt, answer.header.raftTerm);
          }
          if (reply.code == kCodeNotFound)
            return onLeaseGone("etcd does not know the lease any more");
-         if (!reply.ok()) trouble("keeping the lease alive", reply);
-         if (lastLeader_) emit(ElectorEvent::Kind::kRenewFailed, "keep-alive: " + reply.message);
-         if (reply.kind == EtcdReply::Kind::kUnavailable && watch_) {
-           // The member that did not answer may hold the watch too, silently (a partition
-           // ends no stream): watch again from the next look at the queue, on the member the
-           // transport turned to.
-           watch_->cancel();
-           watch_.reset();
-           refresh();
-         }
+         renewalFailed(sentAt, "keeping the lease alive", reply);
        });
+}
+
+void EtcdCampaign::confirmByRead(time::MonoTime sentAt, std::uint64_t term) {
+  const auto generation = generation_;
+  // Sent only now that the keep-alive's answer is here: the read's ReadIndex comes after the
+  // renewal, which is what makes its term say something about it.
+  call("kv/range", encodeLinearizableCount(prefix_ + hex(lease_->id)), true,
+       [this, generation, sentAt, term](EtcdReply reply) {
+         if (generation != generation_) return;
+         Range answer;
+         std::string error;
+         if (!reply.ok() || malformed("confirming the keep-alive",
+                                      decodeRange(reply.body, answer, error), error)) {
+           return renewalFailed(sentAt, "confirming the keep-alive", reply);
+         }
+         if (term == 0 || answer.header.raftTerm != term) {
+           // An etcd leader change between the two, or a raft leader that renewed the lease
+           // on its own after losing its term: this renewal counts for nothing; the claim
+           // keeps the last confirmed one.
+           EtcdReply r;
+           r.message = "keep-alive answered in raft term " + std::to_string(term) +
+                       ", the read after it in term " + std::to_string(answer.header.raftTerm) +
+                       ": not counted as a renewal";
+           trouble("confirming the keep-alive", r);
+           if (lastLeader_) emit(ElectorEvent::Kind::kRenewFailed, r.message);
+           return renewalDone(sentAt);
+         }
+         confirmed(sentAt);
+       });
+}
+
+void EtcdCampaign::renewalDone(time::MonoTime sentAt) {
+  keepAliveInFlight_ = false;
+  keepAliveTimer_->armAt(sentAt + config_.timings.retryPeriod);
+}
+
+void EtcdCampaign::confirmed(time::MonoTime sentAt) {
+  renewalDone(sentAt);
+  lease_->confirmedSentAt = std::max(lease_->confirmedSentAt, sentAt);
+  lease_->confirmedAt = clock_.wallNow();
+  if (lastLeader_)
+    emit(ElectorEvent::Kind::kRenewed, "keep-alive confirmed", clock_.now() - sentAt);
+  noteLeadershipChange("keep-alive confirmed");  // a claim that lapsed resumes
+  if (lastLeader_) {
+    deadlineTimer_->armAt(election::claimEndsAt(lease_->confirmedSentAt, config_.timings));
+  }
+}
+
+void EtcdCampaign::renewalFailed(time::MonoTime sentAt, const std::string& what,
+                                 const EtcdReply& reply) {
+  renewalDone(sentAt);
+  if (!reply.ok()) trouble(what, reply);
+  if (lastLeader_) emit(ElectorEvent::Kind::kRenewFailed, what + ": " + reply.message);
+  if (reply.kind == EtcdReply::Kind::kUnavailable && watch_) {
+    // The member that did not answer may hold the watch too, silently (a partition ends no
+    // stream): watch again from the next look at the queue, on the member the transport
+    // turned to.
+    watch_->cancel();
+    watch_.reset();
+    refresh();
+  }
 }
 
 void EtcdCampaign::onDeadline() {

@@ -11,9 +11,15 @@
 //  - the key with the lowest create revision leads; the others watch the election's prefix and
 //    look again when a key goes (a leader's ends when its lease is revoked or expires);
 //  - the claim rule of election/ClaimRule.h: leader only while its key is the lowest and now <
-//    (send time of the last keep-alive etcd confirmed with a TTL, or of the grant) + R. etcd
-//    expires a lease D after it applied the last keep-alive, which was after that send, and
-//    only then deletes the key that lets the next candidate lead.
+//    (send time of the grant or of the last confirmed keep-alive) + R. etcd expires a lease D
+//    after it applied the last keep-alive, which was after that send, and only then deletes
+//    the key that lets the next candidate lead;
+//  - a keep-alive is confirmed when it was answered with a TTL AND a linearizable read sent
+//    after that answer came (kv/range, count only, never serializable) is answered with the
+//    same header.raft_term. A keep-alive alone can be renewed by a raft leader that lost its
+//    term while paused, on a lessor nobody else reads (docs/design.md, "The etcd store": the
+//    rule and why it is enough). One renewal = one keep-alive, then one read, never two
+//    in flight.
 //
 // No I/O of its own: etcd through EtcdTransport, time through Clock, so that every race replays
 // in a unit test on a fake clock.
@@ -35,6 +41,9 @@ struct EtcdCampaignConfig {
   std::string identity;  // the key's value: what `etcdctl elect -l` and /leader's holder show
   std::string election;  // --lease-name: the keys live under "<election>/"
   election::ElectionTimings timings;
+  // Confirm keep-alives by a linearizable read (above). Off only where nobody asks for the
+  // claim (the shard group's membership), which saves that read.
+  bool confirmKeepAlives = true;
 };
 
 class EtcdCampaign final : public election::Candidacy {
@@ -84,6 +93,12 @@ class EtcdCampaign final : public election::Candidacy {
 
   void grant();
   void keepAlive();
+  // The read that confirms a keep-alive sent at sentAt, answered in raft term `term`.
+  void confirmByRead(time::MonoTime sentAt, std::uint64_t term);
+  // The end of a renewal (keep-alive and read): the next keep-alive P after this one's send.
+  void confirmed(time::MonoTime sentAt);
+  void renewalFailed(time::MonoTime sentAt, const std::string& what, const EtcdReply& reply);
+  void renewalDone(time::MonoTime sentAt);
   void join();
   void refresh();
   void openWatch(Revision from);
@@ -123,7 +138,7 @@ class EtcdCampaign final : public election::Candidacy {
   bool stopped_ = false;
   bool releasing_ = false;
   bool granting_ = false;
-  bool keepAliveInFlight_ = false;
+  bool keepAliveInFlight_ = false;  // a keep-alive or its confirming read
   bool joining_ = false;
   bool refreshing_ = false;
   bool refreshAgain_ = false;

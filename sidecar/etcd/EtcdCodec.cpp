@@ -205,6 +205,10 @@ std::string encodeRangeByCreation(const std::string& prefix, std::int64_t limit,
   return j.dump();
 }
 
+std::string encodeLinearizableCount(const std::string& key) {
+  return json{{"key", b64(key)}, {"count_only", true}}.dump();
+}
+
 std::string encodeDeleteKey(const std::string& key) {
   return json{{"key", b64(key)}}.dump();
 }

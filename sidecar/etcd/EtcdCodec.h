@@ -64,6 +64,10 @@ std::string encodeCreateUnlessExists(const std::string& key, const std::string& 
 // candidate's predecessor (limit 1, newest first).
 std::string encodeRangeByCreation(const std::string& prefix, std::int64_t limit, bool newestFirst,
                                   std::optional<Revision> createdBefore);
+// kv/range that counts one key (count_only), linearizable (no `serializable`): etcd answers it
+// only after a ReadIndex, which the raft leader confirms with a quorum at its own term. The
+// campaign's confirmation of a keep-alive (EtcdCampaign.h); what it reads does not matter.
+std::string encodeLinearizableCount(const std::string& key);
 // kv/deleterange of one key.
 std::string encodeDeleteKey(const std::string& key);
 // watch: one key (or, with prefix, every key under it) from `fromRevision` (0: from now).

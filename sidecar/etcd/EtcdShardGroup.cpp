@@ -32,8 +32,12 @@ EtcdShardGroup::EtcdShardGroup(time::Clock& clock, EtcdTransport& etcd, EtcdShar
       config_(std::move(config)),
       logger_(logger),
       prefix_(config_.group + "/") {
+  // Nobody asks the membership for a claim (etcd expires a crashed member's key): its
+  // keep-alives need no confirming read. The shards' campaigns confirm theirs.
   membership_ = std::make_unique<EtcdCampaign>(
-      clock_, etcd_, EtcdCampaignConfig{config_.identity, membersElection(), config_.timings});
+      clock_, etcd_,
+      EtcdCampaignConfig{config_.identity, membersElection(), config_.timings,
+                         /*confirmKeepAlives=*/false});
   membership_->setEventHandler([this](const election::ElectorEvent& e) {
     if (e.kind == election::ElectorEvent::Kind::kStoreFailed) {
       logger_.warn("membership in " + membersElection() + ": " + e.detail);

@@ -1,7 +1,8 @@
 // The etcd campaign on MemoryEtcd and the FakeClock: who leads, with which token, and when the
-// claim ends (the claim rule, pauses, partitions, expiry, revoke), the queue (etcd's election
-// layout), lost answers, foreign keys, eligibility, and a randomized run with faults in which two
-// claims never overlap and tokens only go up.
+// claim ends (the claim rule, pauses, partitions, expiry, revoke), the keep-alive's confirming
+// read (raft terms, a stale raft leader), the queue (etcd's election layout), lost answers,
+// foreign keys, eligibility, and a randomized run with faults in which two claims never overlap
+// and tokens only go up.
 #include "etcd/EtcdCampaign.h"
 
 #include <gtest/gtest.h>
@@ -345,8 +346,179 @@ TEST_F(EtcdCampaignTest, ImpossibleSettingsAreRefusedWithTheirReason) {
                std::invalid_argument);
 }
 
+// ---- the keep-alive's confirmation (docs/design.md, "The etcd store") ----
+
+// A keep-alive counts only once a linearizable read sent after its answer came answers in the
+// same raft term. One renewal (sent at t0 + 1 s) under each outcome of that pair; the claim
+// then ends at that keep-alive's send + R, or still at the grant's (t0) + R. The renewal after
+// it (t0 + 2 s, no fault) is confirmed either way, so a claim is never lost for good.
+TEST_F(EtcdCampaignTest, AKeepAliveCountsOnlyWhenAReadAfterItAnswersInTheSameRaftTerm) {
+  EtcdReply unavailable;
+  unavailable.message = "no answer from memory: connection reset";
+  EtcdReply timedOut;
+  timedOut.message = "no answer from memory within 3000 ms";
+  EtcdReply denied;
+  denied.kind = EtcdReply::Kind::kDenied;
+  denied.code = kCodePermissionDenied;
+  denied.message = "memory answered 403: etcdserver: permission denied (code 7)";
+  EtcdReply malformedAnswer;
+  malformedAnswer.kind = EtcdReply::Kind::kOk;
+  malformedAnswer.body = "not json";
+  struct Case {
+    const char* name;
+    std::uint64_t term;                          // every answer's, from the real leader
+    std::optional<std::uint64_t> keepAliveTerm;  // a stale raft leader's answer instead
+    std::optional<EtcdReply> readFails;          // the confirming read's answer instead
+    bool confirmed;
+  };
+  const std::vector<Case> cases = {
+      {"keep-alive and read in term 2", 2, std::nullopt, std::nullopt, true},
+      {"keep-alive and read in term 3", 3, std::nullopt, std::nullopt, true},
+      {"keep-alive in term 2 from a stale leader, read in term 3", 3, 2, std::nullopt, false},
+      {"keep-alive in term 4, read in term 3", 3, 4, std::nullopt, false},
+      {"read without answer", 3, std::nullopt, unavailable, false},
+      {"read timed out", 3, std::nullopt, timedOut, false},
+      {"read denied", 3, std::nullopt, denied, false},
+      {"read answer malformed", 3, std::nullopt, malformedAnswer, false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    time::FakeClock localClock;
+    test::MemoryEtcd localEtcd(localClock);
+    localEtcd.raftTerm = c.term;
+    EtcdCampaign campaign(localClock, localEtcd,
+                          EtcdCampaignConfig{"a", "elect", test::testTimings()});
+    std::vector<ElectorEvent> events;
+    campaign.setEventHandler([&](const ElectorEvent& e) { events.push_back(e); });
+    const auto t0 = localClock.now();
+    campaign.start();
+    for (int i = 0; i < 20; ++i)
+      localClock.runDue();
+    ASSERT_TRUE(campaign.leadership().leader);
+    const auto token = campaign.leadership().fencingToken;
+    EXPECT_EQ(*campaign.leadership().validUntilMono, t0 + 3s);
+
+    localEtcd.staleKeepAliveTerm = c.keepAliveTerm;
+    if (c.readFails) localEtcd.failNext("kv/range", *c.readFails);
+    localClock.advance(1s);  // the keep-alive at t0 + 1 s, then its read
+    EXPECT_EQ(localEtcd.count("lease/keepalive"), 1);
+    EXPECT_EQ(localEtcd.count("kv/range count_only"), 1);
+    ASSERT_TRUE(campaign.leadership().leader);
+    EXPECT_EQ(*campaign.leadership().validUntilMono, c.confirmed ? t0 + 1s + 3s : t0 + 3s);
+    const bool failed = std::any_of(events.begin(), events.end(),
+                                    [](const auto& e) { return e.kind == Kind::kRenewFailed; });
+    EXPECT_EQ(failed, !c.confirmed);
+
+    localEtcd.staleKeepAliveTerm.reset();
+    localClock.advance(1s);  // t0 + 2 s: confirmed, the same term goes on
+    ASSERT_TRUE(campaign.leadership().leader);
+    EXPECT_EQ(*campaign.leadership().validUntilMono, t0 + 2s + 3s);
+    EXPECT_EQ(campaign.leadership().fencingToken, token);
+  }
+}
+
+TEST_F(EtcdCampaignTest, TheConfirmingReadIsSentOnlyOnceTheKeepAlivesAnswerCame) {
+  auto a = candidate("a");
+  const auto t0 = clock.now();
+  a->campaign.start();
+  settle();
+  ASSERT_TRUE(a->leads());
+  etcd.latency = 400ms;
+  clock.advance(1s);  // the keep-alive goes out at t0 + 1 s
+  EXPECT_EQ(etcd.count("lease/keepalive"), 1);
+  clock.advance(400ms - 1ms);
+  EXPECT_EQ(etcd.count("kv/range count_only"), 0) << "a read before the answer proves nothing";
+  clock.advance(1ms);  // the keep-alive's answer: now the read
+  EXPECT_EQ(etcd.count("kv/range count_only"), 1);
+  EXPECT_EQ(*a->campaign.leadership().validUntilMono, t0 + 3s) << "not confirmed yet";
+  clock.advance(400ms);  // the read's answer: S is the keep-alive's send, not the read's
+  EXPECT_EQ(*a->campaign.leadership().validUntilMono, t0 + 1s + 3s);
+  clock.advance(200ms);  // t0 + 2 s
+  // Linearizable (no serializable), of this candidate's own key name: inside the prefix the
+  // user's role covers.
+  ASSERT_EQ(etcd.countedKeys.size(), 1u);
+  EXPECT_EQ(etcd.countedKeys[0], *a->campaign.key());
+  // One renewal at a time: the next keep-alive P after the last one's send, never while its
+  // read is on its way.
+  EXPECT_EQ(etcd.count("lease/keepalive"), 2);
+}
+
+TEST_F(EtcdCampaignTest, EveryRenewalIsOneKeepAliveAndOneRead) {
+  auto a = candidate("a");
+  a->campaign.start();
+  settle();
+  const int keepAlives = etcd.count("lease/keepalive");
+  const int reads = etcd.count("kv/range count_only");
+  clock.advance(10s);
+  EXPECT_EQ(etcd.count("lease/keepalive") - keepAlives, 10);
+  EXPECT_EQ(etcd.count("kv/range count_only") - reads, 10);
+  EXPECT_EQ(a->count(Kind::kRenewed), 10);
+}
+
+// etcd 3.6's paused raft leader (the chaos find of 2026-12-07): after a renewal at S the holder's
+// keep-alives reach a raft leader that lost its term while paused; it answers them with a TTL
+// and the real leader never sees them. The claim ends at S + R, the lease expires on the server
+// at S + D, and only then does the next candidate lead: never two claims.
+TEST_F(EtcdCampaignTest, KeepAlivesAStaleRaftLeaderAnsweredNeverExtendTheClaim) {
+  auto [a, b] = leaderAndFollower();
+  clock.advance(1s);  // confirmed by the real leader
+  const auto s = clock.now();
+  const auto token = a->token();
+  ASSERT_EQ(*a->campaign.leadership().validUntilMono, s + 3s);
+  etcd.staleKeepAliveTerm = 2;  // the real leader's term is 3
+  std::optional<time::MonoTime> nextTermAt;
+  while (clock.now() < s + 6s) {
+    clock.advance(50ms);
+    settle();
+    const auto at = " at +" + time::formatDuration(clock.now() - s);
+    ASSERT_FALSE(a->leads() && b->leads()) << "two claims" << at;
+    if (clock.now() < s + 3s) {
+      ASSERT_TRUE(a->leads()) << at;
+    } else {
+      ASSERT_FALSE(a->leads() && a->token() == token) << "claimed past S + R" << at;
+    }
+    for (const auto* c : {a.get(), b.get()}) {
+      if (!c->leads() || c->token() == token || nextTermAt) continue;
+      nextTermAt = clock.now();  // both leases expired at S + D: either may lead next
+      EXPECT_GT(c->token(), token);
+    }
+  }
+  ASSERT_TRUE(nextTermAt);
+  EXPECT_GE(*nextTermAt, s + 5s) << "a new term before the lease expired on the server";
+  EXPECT_NE(a->details(Kind::kStoreFailed)
+                .find("keep-alive answered in raft term 2, the read "
+                      "after it in term 3: not counted"),
+            std::string::npos)
+      << a->details(Kind::kStoreFailed);
+}
+
+// The stale leader hears of the new term before the lease ran out on the server (S + D): the
+// claim lapsed at S + R and resumes with the same token at the next confirmed keep-alive, as
+// after a partition; nobody else led in between.
+TEST_F(EtcdCampaignTest, AClaimThatLapsedOnStaleAnswersResumesWithTheSameToken) {
+  auto [a, b] = leaderAndFollower();
+  clock.advance(1s);
+  const auto s = clock.now();
+  const auto token = a->token();
+  etcd.staleKeepAliveTerm = 2;
+  clock.advance(3s);
+  settle();
+  EXPECT_FALSE(a->leads());
+  EXPECT_FALSE(b->leads());
+  EXPECT_EQ(clock.now(), s + 3s);
+  etcd.staleKeepAliveTerm.reset();
+  clock.advance(1s);  // the next keep-alive reaches the real leader, before S + D
+  settle();
+  ASSERT_TRUE(a->leads());
+  EXPECT_EQ(a->token(), token);
+  EXPECT_EQ(a->count(Kind::kAcquired), 2);
+  EXPECT_FALSE(b->leads());
+  EXPECT_EQ(b->count(Kind::kAcquired), 0);
+}
+
 // Three candidates, each on its own link to the store, under random faults (one candidate cut
-// off, the whole store unreachable, latency, lost answers, stops, crashes and restarts): at
+// off, the whole store unreachable, latency, lost answers, stops, crashes and restarts, a stale
+// raft leader answering every keep-alive): at
 // every step at most one claims, and each new term's token is above every earlier one.
 TEST_F(EtcdCampaignTest, UnderRandomFaultsTwoClaimsNeverOverlapAndTokensOnlyGoUp) {
   struct Replica {
@@ -383,6 +555,10 @@ TEST_F(EtcdCampaignTest, UnderRandomFaultsTwoClaimsNeverOverlapAndTokensOnlyGoUp
       if (dice == 6) localEtcd.latency = std::chrono::milliseconds(random() % 2500);
       if (dice == 7) rs[who].campaign->stop(nullptr);
       if (dice == 8) restart(who);  // kill -9 and a new process
+      if (dice == 9) {  // keep-alives answered by a raft leader that lost its term, or not
+        localEtcd.staleKeepAliveTerm =
+            random() % 2 == 0 ? std::optional<std::uint64_t>(2) : std::nullopt;
+      }
       localClock.advance(100ms);
       int leaders = 0;
       for (const auto& r : rs) {

@@ -284,6 +284,9 @@ TEST(EtcdCodecTest, RequestsAsTheGatewayReadsThem) {
   EXPECT_EQ(json::parse(encodeWatchCreate("elect/", true, 0)),
             (json{{"create_request", {{"key", "ZWxlY3Qv"}, {"range_end", "ZWxlY3Qw"}}}}));
   EXPECT_EQ(json::parse(encodeDeleteKey("elect/a")), (json{{"key", "ZWxlY3QvYQ=="}}));
+  // The keep-alive's confirmation: linearizable, so never `serializable`.
+  EXPECT_EQ(json::parse(encodeLinearizableCount("elect/a")),
+            (json{{"key", "ZWxlY3QvYQ=="}, {"count_only", true}}));
 }
 
 TEST(EtcdCodecTest, PrefixEnd) {

@@ -7,7 +7,8 @@
 // (shutdown) revokes its membership at once and the others take its shards without waiting
 // for an expiry; a member that crashes or is cut off loses its shards to the others only after
 // its leases expired on the server, and never two claims at once; keys of another shape under
-// NAME/ are ignored; and a randomized run with faults in which no shard is ever claimed twice.
+// NAME/ are ignored; a shard's claim counts only keep-alives a read confirmed in the same raft
+// term; and a randomized run with faults in which no shard is ever claimed twice.
 #include "etcd/EtcdShardGroup.h"
 
 #include <gtest/gtest.h>
@@ -245,6 +246,24 @@ TEST_F(EtcdShardGroupTest, ACutOffMemberStopsClaimingBeforeTheOthersTakeOver) {
   // Back: a rejoins and the group balances again.
   a.link.setReachable(true);
   balanced({"a", "b"}, 6s);
+}
+
+// The campaign's rule (a keep-alive counts once a read after it answers in the same raft term)
+// holds for every shard; the membership, whose claim nobody asks, sends no read.
+TEST_F(EtcdShardGroupTest, ShardClaimsCountOnlyConfirmedKeepAlivesAndMembershipSendsNoRead) {
+  twoBalanced();
+  etcd.countedKeys.clear();
+  settle(3s);
+  ASSERT_GE(etcd.countedKeys.size(), 2 * kShards);
+  for (const auto& key : etcd.countedKeys)
+    EXPECT_EQ(key.rfind("work/shards/", 0), 0u) << key;
+  // From now on a raft leader that lost its term answers every keep-alive: R after the last
+  // confirmed renewal (at most P ago), no shard is claimed, although every keep-alive since
+  // was answered with a TTL.
+  etcd.staleKeepAliveTerm = 2;
+  settle(3s);
+  for (const auto& owner : claims())
+    EXPECT_EQ(owner, "");
 }
 
 TEST_F(EtcdShardGroupTest, KeysOfAnotherShapeUnderThePrefixAreIgnored) {

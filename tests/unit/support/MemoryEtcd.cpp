@@ -97,8 +97,18 @@ void MemoryEtcd::setReachable(bool reachable) {
   if (!reachable) endWatches("no answer: connection refused");
 }
 
+namespace {
+
+std::string recorded(const EtcdCall& call) {
+  if (call.method == "kv/range" && json::parse(call.body).value("count_only", false))
+    return "kv/range count_only";
+  return call.method;
+}
+
+}  // namespace
+
 void MemoryEtcd::call(EtcdCall call, std::function<void(EtcdReply)> done) {
-  methods.push_back(call.method);
+  methods.push_back(recorded(call));
   EtcdReply reply;
   reply.endpoint = "memory";
   if (auto it = failNext_.find(call.method); it != failNext_.end() && !it->second.empty()) {
@@ -117,10 +127,14 @@ void MemoryEtcd::call(EtcdCall call, std::function<void(EtcdReply)> done) {
 }
 
 std::string MemoryEtcd::header() const {
+  return header(raftTerm);
+}
+
+std::string MemoryEtcd::header(std::uint64_t term) const {
   return json{{"cluster_id", "1"},
               {"member_id", "2"},
               {"revision", std::to_string(revision_)},
-              {"raft_term", "3"}}
+              {"raft_term", std::to_string(term)}}
       .dump();
 }
 
@@ -146,7 +160,11 @@ std::string MemoryEtcd::apply(const std::string& method, const std::string& body
   if (method == "lease/keepalive") {
     const LeaseId id = int64(request, "ID");
     json result{{"header", head}, {"ID", std::to_string(id)}};
-    if (auto it = leases_.find(id); it != leases_.end()) {
+    if (staleKeepAliveTerm) {
+      result["header"] = json::parse(header(*staleKeepAliveTerm));
+      if (auto it = leases_.find(id); it != leases_.end())
+        result["TTL"] = std::to_string(it->second.ttlSeconds);
+    } else if (auto it = leases_.find(id); it != leases_.end()) {
       it->second.expiresAt = clock_.now() + std::chrono::seconds(it->second.ttlSeconds);
       armExpiry();
       result["TTL"] = std::to_string(it->second.ttlSeconds);
@@ -185,6 +203,7 @@ std::string MemoryEtcd::apply(const std::string& method, const std::string& body
     const std::string end = unb64(request, "range_end");
     const auto maxCreate = int64(request, "max_create_revision");
     const auto limit = int64(request, "limit");
+    if (request.value("count_only", false)) countedKeys.push_back(from);
     std::vector<KeyValue> found;
     for (const auto& [k, kv] : kvs_) {
       if (inRange(k, from, end) && (maxCreate == 0 || kv.createRevision <= maxCreate)) {
@@ -199,7 +218,7 @@ std::string MemoryEtcd::apply(const std::string& method, const std::string& body
     const auto total = found.size();
     if (limit > 0 && found.size() > static_cast<std::size_t>(limit)) found.resize(limit);
     json out{{"header", head}};
-    if (!found.empty()) {
+    if (!found.empty() && !request.value("count_only", false)) {
       out["kvs"] = json::array();
       for (const auto& kv : found)
         out["kvs"].push_back(kvJson(kv));
@@ -364,7 +383,7 @@ std::shared_ptr<EtcdWatch> MemoryEtcd::refusedWatch(EtcdWatchCallbacks callbacks
 
 void MemoryEtcd::Link::call(EtcdCall call, std::function<void(EtcdReply)> done) {
   if (!reachable_) {
-    etcd_.methods.push_back(call.method);
+    etcd_.methods.push_back(recorded(call));
     return etcd_.refuse(std::move(done));
   }
   etcd_.call(std::move(call), std::move(done));

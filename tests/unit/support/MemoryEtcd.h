@@ -75,6 +75,15 @@ class MemoryEtcd final : public EtcdTransport {
     std::vector<std::weak_ptr<EtcdWatch>> watches_;
   };
 
+  // ---- raft ----
+  // The term in every answer's header (etcd's raft_term: the term of the last entry the
+  // answering member applied). A test raises it for an election.
+  std::uint64_t raftTerm = 3;
+  // A raft leader that lost its term while paused (docs/design.md, "The etcd store"): every
+  // keep-alive is answered by it, with the lease's TTL and this term in the header, and is not
+  // applied (the real leader never sees it). Everything else is answered by the real leader.
+  std::optional<std::uint64_t> staleKeepAliveTerm;
+
   // ---- faults ----
   time::Duration latency{};
   // Unreachable: calls are not applied and answer kUnavailable after `latency`; watches end.
@@ -85,7 +94,10 @@ class MemoryEtcd final : public EtcdTransport {
   void failNext(const std::string& method, EtcdReply reply);
 
   // ---- what happened ----
-  std::vector<std::string> methods;  // every call's method, in order
+  // Every call's method, in order; a count-only range (a keep-alive's confirming read) is
+  // "kv/range count_only".
+  std::vector<std::string> methods;
+  std::vector<std::string> countedKeys;  // the key of every count-only range, in order
   int count(const std::string& method) const;
   int openWatches() const;
 
@@ -103,6 +115,7 @@ class MemoryEtcd final : public EtcdTransport {
 
   std::string apply(const std::string& method, const std::string& body, EtcdReply& reply);
   std::string header() const;
+  std::string header(std::uint64_t term) const;
   void deleteKey(const std::string& key);
   void dropLease(LeaseId id);
   void record(Event e);
