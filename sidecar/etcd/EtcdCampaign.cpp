@@ -123,7 +123,7 @@ void EtcdCampaign::grant() {
     }
     // etcd counts the TTL from when it applied the grant, which is after sentAt.
     lease_ = Lease{granted.id, sentAt, clock_.wallNow()};
-    keepAliveTimer_->armAt(sentAt + config_.timings.retryPeriod);
+    keepAliveTimer_->armAt(sentAt + config_.timings.renewEvery());
     join();
   });
 }
@@ -173,19 +173,19 @@ void EtcdCampaign::confirmByRead(time::MonoTime sentAt, std::uint64_t term) {
                        ": not counted as a renewal";
            trouble("confirming the keep-alive", r);
            if (lastLeader_) emit(ElectorEvent::Kind::kRenewFailed, r.message);
-           return renewalDone(sentAt);
+           return renewalDone(sentAt, config_.timings.retryPeriod);
          }
          confirmed(sentAt);
        });
 }
 
-void EtcdCampaign::renewalDone(time::MonoTime sentAt) {
+void EtcdCampaign::renewalDone(time::MonoTime sentAt, time::Duration next) {
   keepAliveInFlight_ = false;
-  keepAliveTimer_->armAt(sentAt + config_.timings.retryPeriod);
+  keepAliveTimer_->armAt(sentAt + next);
 }
 
 void EtcdCampaign::confirmed(time::MonoTime sentAt) {
-  renewalDone(sentAt);
+  renewalDone(sentAt, config_.timings.renewEvery());
   lease_->confirmedSentAt = std::max(lease_->confirmedSentAt, sentAt);
   lease_->confirmedAt = clock_.wallNow();
   if (lastLeader_)
@@ -198,7 +198,7 @@ void EtcdCampaign::confirmed(time::MonoTime sentAt) {
 
 void EtcdCampaign::renewalFailed(time::MonoTime sentAt, const std::string& what,
                                  const EtcdReply& reply) {
-  renewalDone(sentAt);
+  renewalDone(sentAt, config_.timings.retryPeriod);
   if (!reply.ok()) trouble(what, reply);
   if (lastLeader_) emit(ElectorEvent::Kind::kRenewFailed, what + ": " + reply.message);
   if (reply.kind == EtcdReply::Kind::kUnavailable && watch_) {

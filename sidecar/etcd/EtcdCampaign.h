@@ -95,10 +95,11 @@ class EtcdCampaign final : public election::Candidacy {
   void keepAlive();
   // The read that confirms a keep-alive sent at sentAt, answered in raft term `term`.
   void confirmByRead(time::MonoTime sentAt, std::uint64_t term);
-  // The end of a renewal (keep-alive and read): the next keep-alive P after this one's send.
+  // The end of a renewal (keep-alive and read): the next keep-alive I (--renew-interval) after
+  // this one's send when it was confirmed, P after it when not.
   void confirmed(time::MonoTime sentAt);
   void renewalFailed(time::MonoTime sentAt, const std::string& what, const EtcdReply& reply);
-  void renewalDone(time::MonoTime sentAt);
+  void renewalDone(time::MonoTime sentAt, time::Duration next);
   void join();
   void refresh();
   void openWatch(Revision from);

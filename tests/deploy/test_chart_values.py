@@ -15,7 +15,8 @@ pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, toleratio
 pdb         no PodDisruptionBudget by default; pdb.enabled makes one over the example's pods
             with maxUnavailable 1, or minAvailable when given; both or neither fail, naming
             them; none without the example.
-timings     leaseDuration > renewDeadline > 1.2 x retryPeriod > 0 and run mode's drain 2 s
+timings     leaseDuration > renewDeadline > 1.2 x retryPeriod > 0, renewInterval + request
+            timeout + retryPeriod <= renewDeadline (- run mode's kill grace), run mode's drain 2 s
             before terminationGracePeriodSeconds, checked when rendering: each bad case fails
             `helm template` with the values' names, each good one renders (fractional Go
             durations such as 1.5s too); with --sidecar the binary accepts exactly the
@@ -147,6 +148,24 @@ TIMINGS = {
                    "timings.retryPeriod (2s)"),
     "R just above 1.2 P": ({"timings": {"renewDeadline": "2401ms"}}, None),
     "P zero": ({"timings": {"retryPeriod": "0s"}}, "timings.retryPeriod (0s) must be greater"),
+    "renew interval of issue 40": ({"timings": {"leaseDuration": "60s", "renewDeadline": "40s",
+                                                "renewInterval": "15s"}}, None),
+    "renew interval at the limit": ({"timings": {"renewInterval": "3s"}}, None),
+    "renew interval leaves no retry": ({"timings": {"renewInterval": "3001ms"}},
+                                       "timings.renewInterval (3001ms) + the request timeout "
+                                       "(5s, half of"),
+    "renew interval, short deadline": ({"timings": {"leaseDuration": "3s", "renewDeadline": "2s",
+                                                    "retryPeriod": "500ms",
+                                                    "renewInterval": "600ms"}},
+                                       "the request timeout (1s, half of"),
+    "run mode, renew interval": ({"runMode": {"enabled": True},
+                                  "timings": {"leaseDuration": "60s", "renewDeadline": "40s",
+                                              "renewInterval": "15s"}}, None),
+    "run mode, renew interval in the kill grace": (
+        {"runMode": {"enabled": True}, "timings": {"leaseDuration": "60s",
+                                                   "renewDeadline": "40s",
+                                                   "renewInterval": "30s"}},
+        "must be at most timings.renewDeadline (40s) - the run mode's kill grace (5s)"),
     "run mode, default drain": ({"runMode": {"enabled": True}}, None),
     "run mode, drain too long": ({"runMode": {"enabled": True, "drainTimeout": "29s"}},
                                  "runMode.drainTimeout (29s) must end at least 2s before "
@@ -163,8 +182,10 @@ def leasehold_args(values):
     """The election flags as the chart would render them, for the binary (the chart refuses
     to render them)."""
     t = values["timings"]
+    interval = [f"--renew-interval={t['renewInterval']}"] if t.get("renewInterval") else []
     return [f"--lease-duration={t['leaseDuration']}", f"--renew-deadline={t['renewDeadline']}",
-            f"--retry-period={t['retryPeriod']}", "--lease-name=leasehold", "--print-config"]
+            f"--retry-period={t['retryPeriod']}", *interval, "--lease-name=leasehold",
+            "--print-config"]
 
 
 def rendered_flags(stream):

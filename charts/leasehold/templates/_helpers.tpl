@@ -79,6 +79,23 @@ and in run mode, a drain that ends before the kubelet's SIGKILL. Renders nothing
 {{- if le $d $r -}}
 {{- fail (printf "timings.leaseDuration (%s) must be greater than timings.renewDeadline (%s): the leader must stop claiming before anyone else may take over" $t.leaseDuration $t.renewDeadline) -}}
 {{- end -}}
+{{- if $t.renewInterval -}}
+{{- $i := include "leasehold.seconds" $t.renewInterval | float64 -}}
+{{- $timeout := maxf 0.5 (minf 5.0 (divf $r 2.0)) -}}
+{{- $grace := 0.0 -}}
+{{- if .Values.runMode.enabled -}}
+{{- $grace = minf 5.0 (divf $r 2.0) -}}
+{{- if .Values.runMode.killGrace -}}
+{{- $grace = include "leasehold.seconds" .Values.runMode.killGrace | float64 -}}
+{{- end -}}
+{{- end -}}
+{{- if le $i 0.0 -}}
+{{- fail (printf "timings.renewInterval (%s) must be greater than 0" $t.renewInterval) -}}
+{{- end -}}
+{{- if gt (addf $i $timeout $p) (subf $r $grace) -}}
+{{- fail (printf "timings.renewInterval (%s) + the request timeout (%vs, half of timings.renewDeadline within 0.5s..5s) + timings.retryPeriod (%s) must be at most timings.renewDeadline (%s)%s: a renewal that fails must leave time for a retry" $t.renewInterval $timeout $t.retryPeriod $t.renewDeadline (ternary (printf " - the run mode's kill grace (%vs)" $grace) "" .Values.runMode.enabled)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.runMode.enabled (hasKey .Values "terminationGracePeriodSeconds") -}}
 {{- $drain := include "leasehold.seconds" (.Values.runMode.drainTimeout | default "25s") | float64 -}}
 {{- $grace := .Values.terminationGracePeriodSeconds | float64 -}}
@@ -233,6 +250,9 @@ otherwise.
 - --lease-duration={{ .Values.timings.leaseDuration }}
 - --renew-deadline={{ .Values.timings.renewDeadline }}
 - --retry-period={{ .Values.timings.retryPeriod }}
+{{- if .Values.timings.renewInterval }}
+- --renew-interval={{ .Values.timings.renewInterval }}
+{{- end }}
 - --http-address=127.0.0.1:{{ .Values.httpPort }}
 - --probe-address=0.0.0.0:{{ .Values.probePort }}
 {{- if .Values.statusFile.enabled }}

@@ -20,8 +20,9 @@ using namespace std::chrono_literals;
 using Kind = ElectorEvent::Kind;
 
 struct Candidate {
-  Candidate(time::FakeClock& clock, test::MemoryEtcd& etcd, std::string name)
-      : campaign(clock, etcd, EtcdCampaignConfig{name, "elect", test::testTimings()}) {
+  Candidate(time::FakeClock& clock, test::MemoryEtcd& etcd, std::string name,
+            election::ElectionTimings timings = test::testTimings())
+      : campaign(clock, etcd, EtcdCampaignConfig{name, "elect", timings}) {
     campaign.setEventHandler([this](const ElectorEvent& e) { events.push_back(e); });
   }
   bool leads() const { return campaign.leadership().leader; }
@@ -441,6 +442,35 @@ TEST_F(EtcdCampaignTest, TheConfirmingReadIsSentOnlyOnceTheKeepAlivesAnswerCame)
   // One renewal at a time: the next keep-alive P after the last one's send, never while its
   // read is on its way.
   EXPECT_EQ(etcd.count("lease/keepalive"), 2);
+}
+
+// --renew-interval on etcd: a confirmed keep-alive is followed by the next I after its send, a
+// failed one by a retry P after it; the claim rule is the same (S + R of the last confirmed).
+TEST_F(EtcdCampaignTest, KeepAlivesComeEveryRenewIntervalAndRetriesEveryP) {
+  auto timings = test::testTimings();
+  timings.leaseDuration = 20s;
+  timings.renewDeadline = 12s;
+  timings.renewInterval = 5s;
+  Candidate a(clock, etcd, "a", timings);
+  a.campaign.start();
+  settle();
+  ASSERT_TRUE(a.leads());
+  const int before = etcd.count("lease/keepalive");
+  clock.advance(4900ms);
+  EXPECT_EQ(etcd.count("lease/keepalive"), before);
+  clock.advance(200ms);
+  EXPECT_EQ(etcd.count("lease/keepalive"), before + 1);
+  clock.advance(20s);  // 4 more in 20 s, not 20
+  EXPECT_EQ(etcd.count("lease/keepalive"), before + 5);
+  EtcdReply refused;
+  refused.kind = EtcdReply::Kind::kUnavailable;
+  refused.message = "injected";
+  etcd.failNext("lease/keepalive", refused);
+  clock.advance(5s);  // the next keep-alive fails; its retry follows P (1 s) later
+  EXPECT_EQ(etcd.count("lease/keepalive"), before + 6);
+  clock.advance(1s);
+  EXPECT_EQ(etcd.count("lease/keepalive"), before + 7);
+  EXPECT_TRUE(a.leads());
 }
 
 TEST_F(EtcdCampaignTest, EveryRenewalIsOneKeepAliveAndOneRead) {
