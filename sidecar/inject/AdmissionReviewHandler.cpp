@@ -173,6 +173,11 @@ AdmissionReply AdmissionReviewHandler::handle(std::string_view body, const Param
     return std::move(response).reply();
   }
   if (const auto* problem = std::get_if<std::string>(&params)) {
+    // The policy's warning is about a pod left without the sidecar: one that has its own is not.
+    if (hasSidecar(pod.at("spec"))) {
+      response.fields.emplace_back("reason", "has a leasehold container already");
+      return std::move(response).reply();
+    }
     response.body["warnings"] = json::array(
         {"leasehold.io/inject is \"true\" but no leasehold sidecar was injected: this pod will "
          "never lead. The injector (leasehold inject) has no usable parameters: " +

@@ -7,8 +7,8 @@
 //   failurePolicy Ignore admits the pod).
 // - Anything but the CREATE of a pod (resource pods, no subresource), a pod without the label
 //   leasehold.io/inject: "true", a pod in kube-system: allowed untouched.
-// - A labelled pod whose parameters are unusable: allowed untouched with a warning that it will
-//   never lead (the policy's warning, with the reason).
+// - A labelled pod whose parameters are unusable: allowed untouched, with a warning that it will
+//   never lead (the policy's warning, with the reason) unless it has a leasehold container.
 // - Otherwise AnnotationRules decides (refused: 403 with its message), then a pod that has a
 //   container named leasehold (init or app) is allowed untouched, else SidecarPatch's patch.
 // - request.object not a pod as the API server sends one (no spec.containers list, a list that

@@ -5,6 +5,7 @@
 
 #include <openssl/ssl.h>
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -31,6 +32,10 @@ using boost::system::error_code;
 
 constexpr std::uint32_t kMaxHeaderBytes = 16 * 1024;
 constexpr auto kShutdownTimeout = std::chrono::seconds(2);
+// After refusing a request whose body is still arriving (413), what the client still sends is
+// read and dropped, this much at most, so that closing does not reset the connection under the
+// response before the client read it.
+constexpr std::size_t kMaxDrainBytes = 16 * 1024 * 1024;
 
 std::variant<std::shared_ptr<ssl::context>, std::string> serverContext(const std::string& certPem,
                                                                        const std::string& keyPem) {
@@ -39,10 +44,13 @@ std::variant<std::shared_ptr<ssl::context>, std::string> serverContext(const std
   context->set_options(ssl::context::default_workarounds | ssl::context::no_compression |
                        ssl::context::single_dh_use);
   error_code ec;
-  context->use_certificate_chain(asio::buffer(certPem), ec);
-  if (ec) return "cannot load the certificate: " + ec.message();
+  // The key first: loading a certificate that does not match it then leaves the context
+  // without a key, which the check below names plainly (the other order gives OpenSSL's
+  // "key values mismatch").
   context->use_private_key(asio::buffer(keyPem), ssl::context::pem, ec);
   if (ec) return "cannot load the key: " + ec.message();
+  context->use_certificate_chain(asio::buffer(certPem), ec);
+  if (ec) return "cannot load the certificate: " + ec.message();
   if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
     return std::string("the key does not match the certificate");
   }
@@ -123,9 +131,8 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(server_->options.maxBodyBytes);
-    // Idle until the first byte: a keep-alive connection waits up to idleTimeout, then the
-    // request has requestTimeout (set again when the header starts arriving is not possible
-    // with async_read; the larger of the two bounds the whole wait).
+    // One deadline for the idle wait and the request together (async_read cannot tell when the
+    // request starts): a slow request gets idleTimeout too, which still bounds it.
     beast::get_lowest_layer(stream_).expires_after(
         std::max(server_->options.idleTimeout, server_->options.requestTimeout));
     http::async_read(
@@ -136,12 +143,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void onRead(const error_code& ec) {
     busy_ = true;
     if (ec == http::error::end_of_stream || ec == asio::error::eof) return shutdown();
-    if (ec == http::error::body_limit) return respond(plain(413, "Content Too Large"), false);
+    if (ec == http::error::body_limit) {
+      return respond(plain(413, "Content Too Large: the body is over " +
+                                    std::to_string(server_->options.maxBodyBytes) + " bytes"),
+                     false, true);
+    }
     if (ec == http::error::header_limit) {
-      return respond(plain(431, "Request Header Fields Too Large"), false);
+      return respond(plain(431, "Request Header Fields Too Large"), false, true);
     }
     if (ec && ec.category() == http::make_error_code(http::error::bad_target).category()) {
-      return respond(plain(400, "Bad Request: " + ec.message()), false);
+      return respond(plain(400, "Bad Request: " + ec.message()), false, true);
     }
     if (ec) return close();
     const auto& message = parser_->get();
@@ -165,7 +176,7 @@ class Session : public std::enable_shared_from_this<Session> {
     respond(std::move(response), keepAlive);
   }
 
-  void respond(net::ServerResponse response, bool keepAlive) {
+  void respond(net::ServerResponse response, bool keepAlive, bool drainAfter = false) {
     keepAlive = keepAlive && !closeAfterWrite_ && !server_->stopping;
     auto out = std::make_shared<http::response<http::string_body>>(
         static_cast<http::status>(response.status), 11);
@@ -178,11 +189,21 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::get_lowest_layer(stream_).expires_after(server_->options.requestTimeout);
     http::async_write(
         stream_, *out,
-        [self = shared_from_this(), out, keepAlive](const error_code& ec, std::size_t) {
+        [self = shared_from_this(), out, keepAlive, drainAfter](const error_code& ec, std::size_t) {
           if (ec) return self->close();
+          if (drainAfter) return self->drain(kMaxDrainBytes);
           if (keepAlive && !self->closeAfterWrite_) return self->read();
           self->shutdown();
         });
+  }
+
+  void drain(std::size_t left) {
+    beast::get_lowest_layer(stream_).expires_after(kShutdownTimeout);
+    stream_.async_read_some(asio::buffer(discard_),
+                            [self = shared_from_this(), left](const error_code& ec, std::size_t n) {
+                              if (ec || n >= left) return self->close();
+                              self->drain(left - n);
+                            });
   }
 
   void shutdown() {
@@ -203,6 +224,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<ssl::context> tls_;  // the certificate this connection started with
   beast::ssl_stream<beast::tcp_stream> stream_;
   beast::flat_buffer buffer_;
+  std::array<char, 16 * 1024> discard_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::list<std::weak_ptr<Session>>::iterator self_;
   bool registered_ = false;

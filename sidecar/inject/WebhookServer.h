@@ -8,9 +8,11 @@
 //   another method -> 405. Handlers run on the event loop and must not block; an exception
 //   escaping one becomes a 500.
 // - Limits: a body over maxBodyBytes -> 413, a header block over 16 KiB -> 431, a malformed
-//   request -> 400, each closing the connection. The TLS handshake and each request must
-//   complete within requestTimeout; an idle keep-alive connection is closed after idleTimeout;
-//   connections beyond maxConnections are closed on accept.
+//   request -> 400, each closing the connection once the client stopped sending (what it still
+//   sends is read and dropped, up to 16 MiB or 2 s, so that the close does not reset the
+//   connection under the response). The TLS handshake and each response must complete within
+//   requestTimeout; the next request (the idle wait before it included) within idleTimeout (or
+//   requestTimeout if larger); connections beyond maxConnections are closed on accept.
 // - stop(): stops accepting, lets a request being handled or written finish, closes idle
 //   connections; the io_context then runs out.
 #include <chrono>

@@ -284,6 +284,12 @@ TEST(AdmissionReviewHandler, AdmitsWithAWarningWithoutUsableParameters) {
   EXPECT_NE(warning.find("no leasehold sidecar was injected: this pod will never lead"),
             std::string::npos);
   EXPECT_NE(warning.find("/params: key image is missing"), std::string::npos) << warning;
+
+  json withSidecar = userPod();
+  withSidecar["spec"]["initContainers"] = json::array({{{"name", "leasehold"}}});
+  const json own = reviewed(withSidecar, std::string("/params: key image is missing"));
+  EXPECT_TRUE(own.at("allowed").get<bool>());
+  EXPECT_FALSE(own.contains("warnings")) << "a pod with its own sidecar leads: no warning";
 }
 
 TEST(AdmissionReviewHandler, AnswersBadReviewsWith400) {

@@ -112,8 +112,14 @@ TEST(WebhookServer, NeedsACertificateToListen) {
   EXPECT_EQ(server.listen(), "no certificate to serve with");
   EXPECT_EQ(server.useCertificate("not a certificate", "nor a key")
                 .value_or("")
+                .rfind("cannot load the key", 0),
+            0u);
+  const auto& certs = TestCertificates::get();
+  EXPECT_EQ(server.useCertificate("not a certificate", certs.server.keyPem)
+                .value_or("")
                 .rfind("cannot load the certificate", 0),
             0u);
+  EXPECT_EQ(server.listen(), "no certificate to serve with");
 }
 
 TEST(WebhookServer, StopLetsTheLoopRunOut) {
