@@ -145,8 +145,10 @@ log::Fields paramsFields(const InjectorParams& p) {
           {"retryPeriod", p.retryPeriod}};
 }
 
-// The files read again, the changes applied and logged.
-void applyChanges(InjectorFiles& files, WebhookServer& server, const log::Logger& logger) {
+// The files read again, the changes applied and logged. What keeps the certificate read from
+// being used, if anything: at start that ends the process; later the one in use stays.
+std::optional<std::string> applyChanges(InjectorFiles& files, WebhookServer& server,
+                                        const log::Logger& logger) {
   const auto changes = files.refresh();
   if (changes.params) {
     if (const auto* params = std::get_if<InjectorParams>(&files.params())) {
@@ -156,21 +158,18 @@ void applyChanges(InjectorFiles& files, WebhookServer& server, const log::Logger
                   {{"error", std::get<std::string>(files.params())}});
     }
   }
-  if (!changes.certificateError.empty()) {
-    logger.warn("cannot read the serving certificate; the one in use stays",
-                {{"error", changes.certificateError}});
-  }
+  std::optional<std::string> problem;
+  if (!changes.certificateError.empty()) problem = changes.certificateError;
   if (changes.certificate) {
     if (auto error = server.useCertificate(files.certPem(), files.keyPem())) {
-      logger.warn(
-          "cannot use the serving certificate; the one in use stays",
-          {{"cert", files.paths().certFile}, {"key", files.paths().keyFile}, {"error", *error}});
+      problem = *error;
       files.forgetCertificate();
     } else {
       logger.info("serving certificate loaded",
                   {{"cert", files.paths().certFile}, {"key", files.paths().keyFile}});
     }
   }
+  return problem;
 }
 
 }  // namespace
@@ -197,10 +196,9 @@ int InjectCommand::run(const std::vector<std::string>& args, std::ostream& out, 
   serverOptions.address = address.host;
   serverOptions.port = address.port;
   WebhookServer server(io, serverOptions);
-  applyChanges(files, server, logger);
-  if (files.certPem().empty()) {
-    err << "leasehold inject: no serving certificate: cannot use --tls-cert-file "
-        << options.certFile << " and --tls-key-file " << options.keyFile << "\n";
+  if (auto problem = applyChanges(files, server, logger); problem && files.certPem().empty()) {
+    err << "leasehold inject: no serving certificate (--tls-cert-file, --tls-key-file): "
+        << *problem << "\n";
     return 2;
   }
   server.route("GET", "/healthz", [](const net::ServerRequest&) {
@@ -229,8 +227,14 @@ int InjectCommand::run(const std::vector<std::string>& args, std::ostream& out, 
                                                 {"paramsDir", options.paramsDir}});
 
   std::unique_ptr<time::Timer> reload;
+  std::string certificateProblem;  // logged once, not at every poll while it lasts
   reload = clock.makeTimer([&] {
-    applyChanges(files, server, logger);
+    auto problem = applyChanges(files, server, logger);
+    if (problem && *problem != certificateProblem) {
+      logger.warn("cannot use the serving certificate read; the one in use stays",
+                  {{"cert", options.certFile}, {"key", options.keyFile}, {"error", *problem}});
+    }
+    certificateProblem = problem.value_or("");
     reload->armAt(clock.now() + kReloadPeriod);
   });
   reload->armAt(clock.now() + kReloadPeriod);

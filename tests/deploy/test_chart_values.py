@@ -316,7 +316,7 @@ def check_injector(helm, _args):
         yamllint_ok(what, stream)
         print(f"ok: injector, mode auto with {what}: the policies, {len(objs)} objects, the "
               "parameters from the values (the image pinned by digest); yamllint --strict")
-    check_webhook(helm)
+    check_webhook(helm, _args.sidecar)
     for overrides in ({**INJECTOR, "injector": {"enabled": True, "skipVersionCheck": True}},
                       INJECTOR, injector("webhook", certManager={"enabled": True})):
         out = helm.lint(overrides).stdout
@@ -324,9 +324,10 @@ def check_injector(helm, _args):
     print("ok: injector: helm lint --strict (policy, webhook, webhook with cert-manager)")
 
 
-def check_webhook(helm):
+def check_webhook(helm, sidecar):
     """Mode auto where MutatingAdmissionPolicy is not served: the webhook, its Deployment, PDB,
-    Service, TLS Secret and configuration; with cert-manager; served elsewhere (url)."""
+    Service, TLS Secret and configuration; with cert-manager; served elsewhere (url). With
+    SIDECAR, the binary takes the Deployment's arguments."""
     stream = helm.template(INJECTOR, extra=["--kube-version", "1.33.0"])
     objs = by_kind(documents(stream))
     kinds = {k for k, _ in objs}
@@ -373,6 +374,14 @@ def check_webhook(helm):
               "params": {"name": "params", "configMap": {"name": "leasehold-injector"}},
               "tls": {"name": "tls", "secret": {"secretName": "leasehold-injector-tls"}}},
           f"webhook: the Deployment's pod {pod}")
+    if sidecar:
+        # Every flag parsed; what stops it here is the certificate the pod would mount.
+        r = subprocess.run([str(sidecar), *c["args"]], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 2 and r.stderr.splitlines()[-1] == (
+            "leasehold inject: no serving certificate (--tls-cert-file, --tls-key-file): cannot "
+            "read /etc/leasehold/tls/tls.crt"), f"webhook: leasehold {c['args']}: {r.stderr}")
+        print(f"ok: injector, webhook: leasehold takes the Deployment's arguments "
+              f"({' '.join(c['args'][:2])} ...; here it stops for want of the mounted certificate)")
     selector = deploy["spec"]["selector"]["matchLabels"]
     check(objs[("Service", "leasehold-injector")]["spec"]["selector"] == selector
           and objs[("PodDisruptionBudget", "leasehold-injector")]["spec"] == {

@@ -11,9 +11,9 @@ admission runs for real (mutation, validation, the server's defaulting) and noth
     test_injector_real.py --sidecar BIN [--helm BIN] [--kubectl BIN] [--control-plane DIR]
                           [STEP...]
         STEP: MODE.NAME for MODE policy or webhook and NAME one of install second inject
-              untouched reinvoke annotations params broken uninstall; and same (default: all,
-              policy's then webhook's then same; every step of a mode but install needs its
-              install)
+              untouched reinvoke annotations params broken certificate uninstall; and same
+              (default: all, policy's then webhook's then same; every step of a mode but
+              install needs its install)
 
 install      `helm install` with injector.enabled and injector.mode (on the real server policy
              is what auto picks; webhook is asked for); the mode's cluster-scoped objects are
@@ -40,6 +40,9 @@ broken       with unusable parameters the labelled pod is admitted without the s
              leads) and kubectl prints the injector's warning saying so: policy, the ConfigMap
              deleted; webhook, its image key removed (a deleted ConfigMap leaves the kubelet's
              copy in place).
+certificate  webhook: the serving certificate and key files replaced by a new pair from the same
+             CA (as a Secret's update) are served to the next connection without a restart, and
+             the API server's next call is answered; policy: nothing to rotate.
 uninstall    `helm uninstall` removes the mode's objects and the ConfigMap; a labelled pod is
              then admitted untouched; webhook: `leasehold inject` exits 0 on SIGTERM.
 same         the pods inject and annotations admitted (their specs, the ServiceAccount's token
@@ -92,6 +95,9 @@ class PolicyMode:
         cp.kubectl("delete", "configmap", PARAMS, "-n", self.ns)
         return [PARAMS]  # what the warning names
 
+    def rotate_certificate(self):
+        return None  # the policy has no certificate
+
     def stop(self):
         return "nothing to stop"
 
@@ -131,6 +137,13 @@ class WebhookMode(PolicyMode):
                    "-p", json.dumps([{"op": "remove", "path": "/data/image"}]))
         self.params_edited(cp)
         return ["key image is missing", str(self.webhook.params_dir)]
+
+    def rotate_certificate(self):
+        before = self.webhook.served_serial()
+        serial = self.webhook.rotate()
+        wait_for("the new certificate served", lambda: self.webhook.served_serial() == serial,
+                 10, interval=0.2)
+        return f"serial {before} -> {serial} without a restart"
 
     def stop(self):
         rc = self.webhook.stop()
@@ -429,6 +442,17 @@ def step_broken(cp, helm, m, state):
              lambda: injected_image(cp, m), 30, 0.5)
 
 
+def step_certificate(cp, helm, m, state):
+    check(m.up, f"needs {m.name}.install")
+    rotated = m.rotate_certificate()
+    if rotated is None:
+        log(f"ok: {m.name}: no serving certificate to rotate")
+        return
+    check(injected_image(cp, m), "after the rotation a labelled pod got no sidecar")
+    log(f"ok: the serving certificate rotated in place ({rotated}); the API server's next call "
+        "is answered (a labelled pod gets the sidecar)")
+
+
 def step_uninstall(cp, helm, m, state):
     check(m.up, f"needs {m.name}.install")
     helm.run("uninstall", RELEASE, "-n", m.ns, "--wait")
@@ -468,7 +492,7 @@ class Cluster(ControlPlane):
 STEPS = {"install": step_install, "second": step_second, "inject": step_inject,
          "untouched": step_untouched, "reinvoke": step_reinvoke,
          "annotations": step_annotations, "params": step_params, "broken": step_broken,
-         "uninstall": step_uninstall}
+         "certificate": step_certificate, "uninstall": step_uninstall}
 
 
 def main():

@@ -8,6 +8,8 @@ key a symlink through ..data)."""
 import base64
 import os
 import signal
+import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -30,15 +32,28 @@ def make_serving_cert(d, name="leasehold-inject-test"):
     d = Path(d)
     _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
              "-days", "2", "-subj", f"/CN={name}-ca", "-keyout", d / "ca.key", "-out", d / "ca.crt")
+    sign_server_cert(d, d / "tls.crt", d / "tls.key", name)
+    return d / "ca.crt", d / "tls.crt", d / "tls.key"
+
+
+def sign_server_cert(d, cert, key, name):
+    """A new key and a server certificate for it, signed by D's CA, in CERT and KEY."""
+    d = Path(d)
     _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-             "-subj", f"/CN={name}", "-keyout", d / "tls.key", "-out", d / "tls.csr")
+             "-subj", f"/CN={name}", "-keyout", key, "-out", d / "tls.csr")
     (d / "tls.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
                                "basicConstraints=CA:FALSE\n"
                                "keyUsage=digitalSignature,keyEncipherment\n"
                                "extendedKeyUsage=serverAuth\n")
     _openssl("x509", "-req", "-in", d / "tls.csr", "-CA", d / "ca.crt", "-CAkey", d / "ca.key",
-             "-CAcreateserial", "-days", "2", "-extfile", d / "tls.ext", "-out", d / "tls.crt")
-    return d / "ca.crt", d / "tls.crt", d / "tls.key"
+             "-CAcreateserial", "-days", "2", "-extfile", d / "tls.ext", "-out", cert)
+
+
+def serial_of(cert):
+    """The certificate file's serial number, upper-case hex (as ssl's getpeercert() has it)."""
+    out = subprocess.run(["openssl", "x509", "-noout", "-serial", "-in", str(cert)],
+                         capture_output=True, text=True, check=True).stdout
+    return out.strip().split("=", 1)[1].upper()
 
 
 class InjectWebhook:
@@ -83,6 +98,21 @@ class InjectWebhook:
                 for f in old.iterdir():
                     f.unlink()
                 old.rmdir()
+
+    def rotate(self):
+        """A new key and certificate from the same CA, swapped in as a Secret's update would be
+        (each file replaced whole); its serial number."""
+        sign_server_cert(self.dir, self.dir / "new.crt", self.dir / "new.key", "rotated")
+        os.replace(self.dir / "new.key", self.key)
+        os.replace(self.dir / "new.crt", self.cert)
+        return serial_of(self.cert)
+
+    def served_serial(self):
+        """The serial number of the certificate a new TLS connection gets."""
+        ctx = ssl.create_default_context(cafile=str(self.ca))
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw:
+            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as conn:
+                return conn.getpeercert()["serialNumber"].upper()
 
     def start(self):
         self._log = open(self.log_path, "ab")

@@ -48,8 +48,12 @@ TEST(InjectCommand, RefusesBadUsageNamingTheFlag) {
        "leasehold inject: --log-level: \"loud\" is not debug, info, warn or error"},
       {{cert, key, params, "--listen=nowhere"}, "leasehold inject: --listen: "},
       {{cert, key, params},
-       "leasehold inject: no serving certificate: cannot use --tls-cert-file " +
+       "leasehold inject: no serving certificate (--tls-cert-file, --tls-key-file): cannot read " +
            (dir.path() / "none.crt").string()},
+      {{"--tls-cert-file=" + dir.write("bad.crt", "not a certificate").string(),
+        "--tls-key-file=" + dir.write("bad.key", "not a key").string(), params},
+       "leasehold inject: no serving certificate (--tls-cert-file, --tls-key-file): cannot load "
+       "the key"},
   };
   for (const auto& [args, message] : cases) {
     std::ostringstream out, err;
