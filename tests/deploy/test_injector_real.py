@@ -11,9 +11,9 @@ admission runs for real (mutation, validation, the server's defaulting) and noth
     test_injector_real.py --sidecar BIN [--helm BIN] [--kubectl BIN] [--control-plane DIR]
                           [STEP...]
         STEP: MODE.NAME for MODE policy or webhook and NAME one of install second inject
-              untouched reinvoke annotations params broken certificate uninstall; and same
-              (default: all, policy's then webhook's then same; every step of a mode but
-              install needs its install)
+              untouched reinvoke annotations params broken certificate incluster uninstall;
+              and same (default: all, policy's then webhook's then same; every step of a
+              mode but install needs its install)
 
 install      `helm install` with injector.enabled and injector.mode (on the real server policy
              is what auto picks; webhook is asked for); the mode's cluster-scoped objects are
@@ -43,15 +43,23 @@ broken       with unusable parameters the labelled pod is admitted without the s
 certificate  webhook: the serving certificate and key files replaced by a new pair from the same
              CA (as a Secret's update) are served to the next connection without a restart, and
              the API server's next call is answered; policy: nothing to rotate.
+incluster    webhook: helm upgrade without url renders the chart's own server (the API server
+             accepts the Deployment, PDB, Service and TLS Secret; the configuration calls the
+             Service with the Secret's CA, whose certificate openssl verifies for the Service's
+             name); a second upgrade keeps the CA and certificate (lookup); with no pod to
+             serve it (no nodes) a labelled pod is admitted without the sidecar; back to url.
 uninstall    `helm uninstall` removes the mode's objects and the ConfigMap; a labelled pod is
              then admitted untouched; webhook: `leasehold inject` exits 0 on SIGTERM.
 same         the pods inject and annotations admitted (their specs, the ServiceAccount's token
              volume aside) and the refusals' messages are the same from both modes.
 """
+import base64
 import copy
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 import yaml
 
@@ -97,6 +105,9 @@ class PolicyMode:
 
     def rotate_certificate(self):
         return None  # the policy has no certificate
+
+    def in_cluster(self, cp, helm):
+        return None  # the policy has no server
 
     def stop(self):
         return "nothing to stop"
@@ -144,6 +155,48 @@ class WebhookMode(PolicyMode):
         wait_for("the new certificate served", lambda: self.webhook.served_serial() == serial,
                  10, interval=0.2)
         return f"serial {before} -> {serial} without a restart"
+
+    def in_cluster(self, cp, helm):
+        """The chart's own server instead of url: helm upgrade renders the CA, the Secret, the
+        Deployment, its PDB and Service (the server accepts them all); a second upgrade keeps
+        the CA (lookup); back to url."""
+        tls, server = f"{RELEASE}-injector-tls", f"{RELEASE}-injector"
+        own = self.values()
+        own["injector"]["webhook"] = {"url": "", "caBundle": ""}
+
+        def rendered():
+            secret = cp.get("secret", tls, "-n", self.ns)["data"]
+            config = cp.get("mutatingwebhookconfiguration", self.object)["webhooks"][0]
+            return secret, config["clientConfig"]
+        helm.run("upgrade", RELEASE, CHART, "-n", self.ns, *helm.value_args(own))
+        secret, client = rendered()
+        check(client.get("service", {}).get("name") == server
+              and client["caBundle"] == secret["ca.crt"],
+              f"the webhook configuration does not call the Service with the Secret's CA: {client}")
+        with tempfile.TemporaryDirectory() as tmp:
+            for key in ("ca.crt", "tls.crt"):
+                (Path(tmp) / key).write_bytes(base64.b64decode(secret[key]))
+            r = subprocess.run(["openssl", "verify", "-CAfile", Path(tmp) / "ca.crt",
+                                "-verify_hostname", f"{server}.{self.ns}.svc",
+                                Path(tmp) / "tls.crt"], capture_output=True, text=True)
+            check(r.returncode == 0, f"the chart's serving certificate: {r.stdout}{r.stderr}")
+        deploy = cp.get("deployment", server, "-n", self.ns)
+        cp.get("poddisruptionbudget", server, "-n", self.ns)
+        cp.get("service", server, "-n", self.ns)
+        helm.run("upgrade", RELEASE, CHART, "-n", self.ns, *helm.value_args(own))
+        again, client_again = rendered()
+        check(again == secret and client_again["caBundle"] == client["caBundle"],
+              "a second helm upgrade changed the CA or the certificate (lookup must keep them)")
+        # No pod serves it here (no nodes): failurePolicy Ignore admits without the sidecar.
+        admitted, err = admit(cp, user_pod(), self.ns)
+        check(admitted and not sidecars(admitted["spec"]),
+              f"with no webhook server up: {err or 'a sidecar'}")
+        helm.run("upgrade", RELEASE, CHART, "-n", self.ns, *helm.value_args(self.values()))
+        wait_for("the sidecar again from the webhook here", lambda: injected_image(cp, self),
+                 30, 0.5)
+        return (f"Deployment of {deploy['spec']['replicas']}, PDB, Service, Secret {tls} whose "
+                f"certificate openssl verifies for {server}.{self.ns}.svc; the CA kept by a "
+                "second upgrade; with no server up, a labelled pod admitted without the sidecar")
 
     def stop(self):
         rc = self.webhook.stop()
@@ -453,10 +506,17 @@ def step_certificate(cp, helm, m, state):
         "is answered (a labelled pod gets the sidecar)")
 
 
+def step_incluster(cp, helm, m, state):
+    check(m.up, f"needs {m.name}.install")
+    done = m.in_cluster(cp, helm)
+    log(f"ok: {m.name}: " + (done or "no server of its own"))
+
+
 def step_uninstall(cp, helm, m, state):
     check(m.up, f"needs {m.name}.install")
     helm.run("uninstall", RELEASE, "-n", m.ns, "--wait")
-    for kind in m.kinds + ("configmap",):
+    for kind in m.kinds + ("configmap", "secret", "deployment", "service",
+                           "poddisruptionbudget"):
         left = names_of(cp, kind)
         check(not left, f"helm uninstall left {left}")
 
@@ -465,8 +525,8 @@ def step_uninstall(cp, helm, m, state):
         return admitted and not sidecars(admitted["spec"])
     wait_for("a labelled pod admitted untouched after the uninstall", untouched, 30, 0.5)
     m.up = False
-    log(f"ok: helm uninstall removed {', '.join(m.kinds)} and the ConfigMap; labelled pods are "
-        f"admitted untouched; {m.stop()}")
+    log(f"ok: helm uninstall removed {', '.join(m.kinds)} and the namespaced objects; labelled "
+        f"pods are admitted untouched; {m.stop()}")
 
 
 def step_same(cp, helm, state):
@@ -492,7 +552,8 @@ class Cluster(ControlPlane):
 STEPS = {"install": step_install, "second": step_second, "inject": step_inject,
          "untouched": step_untouched, "reinvoke": step_reinvoke,
          "annotations": step_annotations, "params": step_params, "broken": step_broken,
-         "certificate": step_certificate, "uninstall": step_uninstall}
+         "certificate": step_certificate, "incluster": step_incluster,
+         "uninstall": step_uninstall}
 
 
 def main():
