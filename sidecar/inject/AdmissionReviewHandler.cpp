@@ -30,7 +30,7 @@ std::string stringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// A review's `response` with the request's uid; `what` goes to the log.
+// The review's `response` being built (the request's uid in it), and what to log about it.
 struct Response {
   json body;
   std::string decision;

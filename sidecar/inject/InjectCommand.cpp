@@ -70,7 +70,7 @@ int usageError(std::ostream& err, const std::string& problem) {
   return 2;
 }
 
-// The options, or an empty optional after writing help (`help` set) or an error to `err`.
+// The options, or the exit status once --help went to `out` (0) or a usage error to `err` (2).
 std::variant<Options, int> parse(const std::vector<std::string>& args, std::ostream& out,
                                  std::ostream& err) {
   Options options;
