@@ -4,7 +4,8 @@
 // the Sidecars, the servers and the signals. Exit status: 0 after a clean shutdown (run mode: the
 // command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
 // (docs/design.md, "Exit codes"). `leasehold copy-self DEST` (install/CopySelfCommand.h) copies
-// the binary and exits, before anything else is read.
+// the binary and exits, before anything else is read; `leasehold inject` (inject/InjectCommand.h)
+// is the sidecar injector's admission webhook, with flags of its own.
 #include <signal.h>
 
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "cluster/RestConfigLoader.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
+#include "inject/InjectCommand.h"
 #include "install/CopySelfCommand.h"
 #include "runtime/ResidentCode.h"
 #include "runtime/WatchTimeoutHook.h"
@@ -70,6 +72,10 @@ int main(int argc, char** argv) {
   }
   if (lh::install::CopySelfCommand::invoked(argc, argv)) {
     return lh::install::CopySelfCommand::run({argv + 2, argv + argc}, std::cout, std::cerr);
+  }
+  if (lh::inject::InjectCommand::invoked(argc, argv)) {
+    ::signal(SIGPIPE, SIG_IGN);
+    return lh::inject::InjectCommand::run({argv + 2, argv + argc}, std::cout, std::cerr);
   }
   // Before the set-up: what exec, the loader and the static constructors mapped goes, and the
   // set-up's code comes in a piece at a time (the peak RSS is the set-up's).

@@ -29,16 +29,26 @@ monitoring  the PodMonitor, the ServiceMonitor (and its Service) and the Prometh
             monitoringCRDs is "installed".
 artifacthub Chart.yaml's artifacthub.io/images names the values' image and
             artifacthub.io/changes is a list of Artifact Hub's kinds with descriptions.
-injector    injector.enabled is refused where MutatingAdmissionPolicy is not served, renders
-            its policies, bindings and parameters ConfigMap (from the values: the image pinned
-            by digest, the timings, the ports) with --api-versions or skipVersionCheck; yamllint
-            --strict and helm lint --strict pass. test_injector_real.py runs it on the server.
+injector    injector.mode: policy is refused where MutatingAdmissionPolicy is not served and
+            renders its policies, bindings and parameters ConfigMap (from the values: the image
+            pinned by digest, the timings, the ports) with --api-versions or skipVersionCheck;
+            auto picks policy there and webhook elsewhere from 1.29, and fails before 1.29
+            naming the value (so does webhook). webhook renders `leasehold inject`'s Deployment
+            (2 replicas, restricted, HTTPS probes, the ConfigMap and the TLS Secret mounted),
+            its PDB, Service and MutatingWebhookConfiguration (v1 reviews, sideEffects None,
+            failurePolicy Ignore, the label's objectSelector, kube-system left out,
+            reinvocationPolicy IfNeeded, the CA of the Secret's certificate as caBundle, which
+            openssl verifies for the Service's name); certManager.enabled an Issuer, a
+            Certificate and the inject-ca-from annotation instead of the Secret; url the
+            configuration alone with url and caBundle. yamllint --strict and helm lint --strict
+            pass in each mode. test_injector_real.py runs both modes on the server.
 leases      leases: [{name, serviceAccount, namespace}] makes per entry the Lease (kept on
             uninstall), a Role on that Lease alone (no create) and a RoleBinding to the entry's
             ServiceAccount, in the entry's namespace; a bad name is refused by the schema.
 podlabel    podLabel's ValidatingAdmissionPolicy and binding, only with podLabel and where the
             API is served (deploy.helm_real's podlabel step runs it with pod-bound tokens).
 """
+import base64
 import subprocess
 import sys
 import tempfile
@@ -280,22 +290,43 @@ INJECTOR = {"injector": {"enabled": True}, "example": {"enabled": False},
             "tests": {"enabled": False}}
 INJECTOR_OBJECTS = {"ConfigMap", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
                     "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+WEBHOOK_OBJECTS = {"ConfigMap", "Secret", "Deployment", "PodDisruptionBudget", "Service",
+                   "MutatingWebhookConfiguration"}
 MAP_API = ["--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"]
 
 
+def injector(mode, **webhook):
+    return {**INJECTOR, "injector": {"enabled": True, "mode": mode, "webhook": webhook}}
+
+
+def yamllint_ok(what, stream):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "injector.yaml"
+        path.write_text(stream)
+        rc, out = test_chart.yamllint([path])
+        check(rc == 0, f"{what}: yamllint --strict on the rendered injector:\n{out}")
+
+
 def check_injector(helm, _args):
-    r = helm.template(INJECTOR, ok=False)
-    check(r.returncode != 0 and "injector.enabled needs MutatingAdmissionPolicy" in r.stderr,
-          f"the injector without the API must be refused: {r.stderr.strip()}")
-    print("ok: injector: refused where MutatingAdmissionPolicy is not served (helm template "
-          "without --api-versions)")
+    for what, overrides, extra, words in (
+            ("mode policy without the API", injector("policy"), [],
+             "injector.enabled needs MutatingAdmissionPolicy"),
+            ("mode auto on 1.28", INJECTOR, ["--kube-version", "1.28.0"],
+             "injector.mode auto: this cluster (v1.28.0) serves neither"),
+            ("mode webhook on 1.28", injector("webhook"), ["--kube-version", "1.28.0"],
+             "injector.mode webhook needs Kubernetes 1.29+ (native sidecars)")):
+        r = helm.template(overrides, extra=extra, ok=False)
+        check(r.returncode != 0 and words in r.stderr, f"{what}: must be refused: {r.stderr}")
+        print(f"ok: injector, {what}: refused ({words} ...)")
     pinned = {**INJECTOR, "image": {"digest": "sha256:" + "ab" * 32}}
     for what, overrides, extra in (("--api-versions", pinned, MAP_API),
                                    ("skipVersionCheck", {**pinned, "injector": {
                                        "enabled": True, "skipVersionCheck": True}}, [])):
         stream = helm.template(overrides, extra=extra)
         objs = by_kind(documents(stream))
-        check({k for k, _ in objs} >= INJECTOR_OBJECTS, f"{what}: rendered {sorted(objs)}")
+        check({k for k, _ in objs} >= INJECTOR_OBJECTS
+              and "MutatingWebhookConfiguration" not in {k for k, _ in objs},
+              f"{what}: rendered {sorted(objs)}")
         data = objs[("ConfigMap", "leasehold-injector")]["data"]
         want = load_values()
         check(data["image"] == (f"{want['image']['repository']}:{want['image']['tag']}@sha256:"
@@ -303,16 +334,113 @@ def check_injector(helm, _args):
               and data["leaseDuration"] == want["timings"]["leaseDuration"]
               and data["probePort"] == str(want["probePort"]),
               f"{what}: parameters {data}")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "injector.yaml"
-            path.write_text(stream)
-            rc, out = test_chart.yamllint([path])
-            check(rc == 0, f"{what}: yamllint --strict on the rendered injector:\n{out}")
-        print(f"ok: injector with {what}: {len(objs)} objects, the parameters from the values "
-              "(the image pinned by digest); yamllint --strict")
-    out = helm.lint({**INJECTOR, "injector": {"enabled": True, "skipVersionCheck": True}}).stdout
-    check("0 chart(s) failed" in out, f"helm lint --strict with the injector: {out}")
-    print("ok: injector: helm lint --strict")
+        yamllint_ok(what, stream)
+        print(f"ok: injector, mode auto with {what}: the policies, {len(objs)} objects, the "
+              "parameters from the values (the image pinned by digest); yamllint --strict")
+    check_webhook(helm, _args.sidecar)
+    for overrides in ({**INJECTOR, "injector": {"enabled": True, "skipVersionCheck": True}},
+                      INJECTOR, injector("webhook", certManager={"enabled": True})):
+        out = helm.lint(overrides).stdout
+        check("0 chart(s) failed" in out, f"helm lint --strict with {overrides}: {out}")
+    print("ok: injector: helm lint --strict (policy, webhook, webhook with cert-manager)")
+
+
+def check_webhook(helm, sidecar):
+    """Mode auto where MutatingAdmissionPolicy is not served: the webhook, its Deployment, PDB,
+    Service, TLS Secret and configuration; with cert-manager; served elsewhere (url). With
+    SIDECAR, the binary takes the Deployment's arguments."""
+    stream = helm.template(INJECTOR, extra=["--kube-version", "1.33.0"])
+    objs = by_kind(documents(stream))
+    kinds = {k for k, _ in objs}
+    check(kinds >= WEBHOOK_OBJECTS and not kinds & INJECTOR_OBJECTS - {"ConfigMap"},
+          f"webhook: rendered {sorted(objs)}")
+    name = "leasehold-inject.default.leasehold"
+    config = objs[("MutatingWebhookConfiguration", name)]
+    (hook,) = config["webhooks"]
+    check(hook["admissionReviewVersions"] == ["v1"] and hook["sideEffects"] == "None"
+          and hook["failurePolicy"] == "Ignore" and hook["reinvocationPolicy"] == "IfNeeded"
+          and hook["timeoutSeconds"] == 5
+          and hook["objectSelector"] == {"matchLabels": {"leasehold.io/inject": "true"}}
+          and hook["namespaceSelector"]["matchExpressions"] == [{
+              "key": "kubernetes.io/metadata.name", "operator": "NotIn",
+              "values": ["kube-system"]}]
+          and hook["rules"][0]["operations"] == ["CREATE"]
+          and hook["rules"][0]["resources"] == ["pods"]
+          and hook["clientConfig"]["service"] == {"name": "leasehold-injector",
+                                                  "namespace": "default", "path": "/mutate",
+                                                  "port": 443}, f"webhook: {hook}")
+    secret = objs[("Secret", "leasehold-injector-tls")]
+    check(hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"],
+          "webhook: the caBundle is not the Secret's CA")
+    with tempfile.TemporaryDirectory() as tmp:
+        for key in ("ca.crt", "tls.crt"):
+            (Path(tmp) / key).write_bytes(base64.b64decode(secret["data"][key]))
+        r = subprocess.run(["openssl", "verify", "-CAfile", Path(tmp) / "ca.crt",
+                            "-verify_hostname", "leasehold-injector.default.svc",
+                            Path(tmp) / "tls.crt"], capture_output=True, text=True)
+        check(r.returncode == 0, f"webhook: the serving certificate: {r.stdout}{r.stderr}")
+    deploy = objs[("Deployment", "leasehold-injector")]
+    pod = deploy["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    check(deploy["spec"]["replicas"] == 2 and c["args"][0] == "inject"
+          and "--params-dir=/etc/leasehold/params" in c["args"]
+          and c["readinessProbe"]["httpGet"] == {"scheme": "HTTPS", "path": "/healthz",
+                                                 "port": "webhook"}
+          and c["livenessProbe"]["httpGet"]["scheme"] == "HTTPS"
+          and c["securityContext"]["readOnlyRootFilesystem"]
+          and c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+          and pod["securityContext"]["runAsNonRoot"]
+          and pod["automountServiceAccountToken"] is False
+          and {v["name"]: v for v in pod["volumes"]} == {
+              "params": {"name": "params", "configMap": {"name": "leasehold-injector"}},
+              "tls": {"name": "tls", "secret": {"secretName": "leasehold-injector-tls"}}},
+          f"webhook: the Deployment's pod {pod}")
+    if sidecar:
+        # Every flag parsed; what stops it here is the certificate the pod would mount.
+        r = subprocess.run([str(sidecar), *c["args"]], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 2 and r.stderr.splitlines()[-1] == (
+            "leasehold inject: no serving certificate (--tls-cert-file, --tls-key-file): cannot "
+            "read /etc/leasehold/tls/tls.crt"), f"webhook: leasehold {c['args']}: {r.stderr}")
+        print(f"ok: injector, webhook: leasehold takes the Deployment's arguments "
+              f"({' '.join(c['args'][:2])} ...; here it stops for want of the mounted certificate)")
+    selector = deploy["spec"]["selector"]["matchLabels"]
+    check(objs[("Service", "leasehold-injector")]["spec"]["selector"] == selector
+          and objs[("PodDisruptionBudget", "leasehold-injector")]["spec"] == {
+              "minAvailable": 1, "selector": {"matchLabels": selector}},
+          "webhook: the Service and the PDB select the Deployment's pods")
+    yamllint_ok("webhook", stream)
+    print("ok: injector, mode auto without the API on 1.33: the webhook (Deployment of 2, "
+          "PDB, Service, TLS Secret whose certificate openssl verifies for "
+          "leasehold-injector.default.svc, the configuration with its CA); yamllint --strict")
+
+    objs = by_kind(helm.render(injector("webhook", certManager={"enabled": True})))
+    kinds = {k for k, _ in objs}
+    check(kinds >= WEBHOOK_OBJECTS - {"Secret"} | {"Issuer", "Certificate"}
+          and "Secret" not in kinds, f"cert-manager: rendered {sorted(objs)}")
+    config = objs[("MutatingWebhookConfiguration", name)]
+    cert = objs[("Certificate", "leasehold-injector")]["spec"]
+    check(config["metadata"]["annotations"] == {
+              "cert-manager.io/inject-ca-from": "default/leasehold-injector"}
+          and "caBundle" not in config["webhooks"][0]["clientConfig"]
+          and cert["secretName"] == "leasehold-injector-tls"
+          and "leasehold-injector.default.svc" in cert["dnsNames"],
+          f"cert-manager: {config['metadata']}, {cert}")
+    print("ok: injector, webhook with certManager.enabled: Issuer, Certificate for the "
+          "Service's names into the Secret the pods mount, inject-ca-from; no Secret rendered")
+
+    url, bundle = "https://webhook.example.com:8443/mutate", base64.b64encode(b"CA").decode()
+    objs = by_kind(helm.render(injector("webhook", url=url, caBundle=bundle)))
+    kinds = {k for k, _ in objs}
+    check("MutatingWebhookConfiguration" in kinds
+          and not kinds & {"Secret", "Deployment", "Service", "PodDisruptionBudget"},
+          f"url: rendered {sorted(objs)}")
+    client = objs[("MutatingWebhookConfiguration", name)]["webhooks"][0]["clientConfig"]
+    check(client == {"url": url, "caBundle": bundle}, f"url: {client}")
+    r = helm.template(injector("webhook", url="http://plain.example.com/mutate"), ok=False)
+    check(r.returncode != 0 and "/injector/webhook/url" in r.stderr,
+          f"url: http:// must be refused by the schema: {r.stderr}")
+    print("ok: injector, webhook with url: the configuration alone (url, caBundle); http:// "
+          "refused by the schema")
 
 
 LEASES = [{"name": "shop", "serviceAccount": "shop-sa", "namespace": "shop"},

@@ -66,3 +66,58 @@ Object.spec.volumes{name: "leasehold-status",
 Object.spec.containers.volumeMounts{
   name: "leasehold-status", mountPath: "/var/run/leasehold", readOnly: true}
 {{- end -}}
+
+{{/*
+Who injects (injector.mode): "policy", the MutatingAdmissionPolicy (served from Kubernetes
+1.36), or "webhook", `leasehold inject` behind a MutatingWebhookConfiguration (native sidecars:
+1.29+). auto takes the policy where .Capabilities lists it (or skipVersionCheck says to render
+it anyway), else the webhook where the server is 1.29+; otherwise the chart fails naming the
+value.
+*/}}
+{{- define "leasehold.injectorMode" -}}
+{{- $mode := .Values.injector.mode }}
+{{- $map := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy" }}
+{{- $native := semverCompare ">=1.29-0" .Capabilities.KubeVersion.Version }}
+{{- $skip := .Values.injector.skipVersionCheck }}
+{{- if eq $mode "policy" }}
+{{- if not (or $map $skip) }}
+{{- fail (printf "%s %s" "injector.enabled needs MutatingAdmissionPolicy (admissionregistration.k8s.io/v1,"
+  "Kubernetes 1.36+), which this cluster does not serve (injector.mode policy; webhook serves 1.29+)") }}
+{{- end }}policy
+{{- else if eq $mode "webhook" }}
+{{- if not (or $native $skip) }}
+{{- fail (printf "injector.mode webhook needs Kubernetes 1.29+ (native sidecars); this cluster is %s" .Capabilities.KubeVersion.Version) }}
+{{- end }}webhook
+{{- else if or $map $skip }}policy
+{{- else if $native }}webhook
+{{- else }}
+{{- fail (printf "injector.mode auto: this cluster (%s) serves neither MutatingAdmissionPolicy (Kubernetes 1.36+, injector.mode policy) nor native sidecars (1.29+, injector.mode webhook); the injector needs one of them" .Capabilities.KubeVersion.Version) }}
+{{- end }}
+{{- end -}}
+
+{{/* The injector's cluster-scoped objects' name (policies, bindings, webhook configuration). */}}
+{{- define "leasehold.injectorName" -}}
+{{- printf "leasehold-inject.%s.%s" .Release.Namespace (include "leasehold.fullname" .) | trunc 253 }}
+{{- end -}}
+
+{{/*
+One injector per cluster, whatever its mode: two would race for the same pods with different
+parameters. Another release's policy or webhook configuration (lookup; nothing in helm
+template) fails the install, naming it.
+*/}}
+{{- define "leasehold.oneInjector" -}}
+{{- $name := include "leasehold.injectorName" . }}
+{{- range $kind := list "MutatingAdmissionPolicy" "MutatingWebhookConfiguration" }}
+{{- range (lookup "admissionregistration.k8s.io/v1" $kind "" "").items }}
+{{- if and (hasPrefix "leasehold-inject." .metadata.name) (ne .metadata.name $name) }}
+{{- fail (printf "injector.enabled: this cluster has a leasehold injector already, %s (one per cluster: enable it in one release)" .metadata.name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Labels of the webhook's pods (and the selector of its Deployment, Service and PDB). */}}
+{{- define "leasehold.injectorSelectorLabels" -}}
+app.kubernetes.io/name: leasehold-injector
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
