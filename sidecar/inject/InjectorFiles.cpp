@@ -4,7 +4,6 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
 #include <variant>
 
 #include "inject/ParamsDirectory.h"
@@ -45,12 +44,7 @@ bool sameParams(const ParamsState& a, const ParamsState& b) {
   if (const auto* problem = std::get_if<std::string>(&a)) return *problem == std::get<1>(b);
   const auto& x = std::get<InjectorParams>(a);
   const auto& y = std::get<InjectorParams>(b);
-  return std::tie(x.image, x.imagePullPolicy, x.leaseDuration, x.renewDeadline, x.retryPeriod,
-                  x.httpPort, x.probePort, x.logFormat, x.logLevel, x.cpuRequest, x.memoryRequest,
-                  x.memoryLimit) == std::tie(y.image, y.imagePullPolicy, y.leaseDuration,
-                                             y.renewDeadline, y.retryPeriod, y.httpPort,
-                                             y.probePort, y.logFormat, y.logLevel, y.cpuRequest,
-                                             y.memoryRequest, y.memoryLimit);
+  return x == y;
 }
 
 }  // namespace

@@ -32,15 +32,22 @@ std::variant<InjectorParams, std::string> InjectorParams::fromData(
       {"probePort", &params.probePort},
       {"logFormat", &params.logFormat},
       {"logLevel", &params.logLevel},
-      {"cpuRequest", &params.cpuRequest},
-      {"memoryRequest", &params.memoryRequest},
-      {"memoryLimit", &params.memoryLimit},
   };
   for (const auto& [key, field] : fields) {
     const auto it = data.find(key);
     if (it == data.end()) return std::string("key ") + key + " is missing";
     if (it->second.empty()) return std::string("key ") + key + " is empty";
     *field = it->second;
+  }
+  const std::pair<const char*, std::string*> quantities[] = {
+      {"cpuRequest", &params.cpuRequest},
+      {"memoryRequest", &params.memoryRequest},
+      {"cpuLimit", &params.cpuLimit},
+      {"memoryLimit", &params.memoryLimit},
+  };
+  for (const auto& [key, field] : quantities) {
+    const auto it = data.find(key);
+    if (it != data.end()) *field = it->second;
   }
   for (const auto& [key, text] :
        {std::pair<const char*, const std::string*>{"httpPort", &params.httpPort},

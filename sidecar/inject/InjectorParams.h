@@ -20,13 +20,18 @@ struct InjectorParams {
   int probePortNumber = 0;  // the containerPort: the policy's int(params.data.probePort)
   std::string logFormat;
   std::string logLevel;
+  // The sidecar's resources: "" (or a missing key) for one that is not set, which the injected
+  // sidecar then does not have, as the policy's `requests`/`limits` variables leave it out.
   std::string cpuRequest;
   std::string memoryRequest;
+  std::string cpuLimit;
   std::string memoryLimit;
 
-  // Every key present and not empty, the two ports whole numbers from 1 to 65535; otherwise a
-  // message naming the key (a policy with such parameters fails to mutate and the pod is
-  // admitted without the sidecar: the webhook does the same, with a warning).
+  // Every other key present and not empty, the two ports whole numbers from 1 to 65535;
+  // otherwise a message naming the key (a policy with such parameters fails to mutate and the pod
+  // is admitted without the sidecar: the webhook does the same, with a warning).
+  bool operator==(const InjectorParams&) const = default;
+
   static std::variant<InjectorParams, std::string> fromData(
       const std::map<std::string, std::string>& data);
 };

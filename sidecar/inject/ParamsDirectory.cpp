@@ -13,7 +13,8 @@ namespace {
 
 constexpr const char* kKeys[] = {"image",       "imagePullPolicy", "leaseDuration", "renewDeadline",
                                  "retryPeriod", "httpPort",        "probePort",     "logFormat",
-                                 "logLevel",    "cpuRequest",      "memoryRequest", "memoryLimit"};
+                                 "logLevel",    "cpuRequest",      "memoryRequest", "cpuLimit",
+                                 "memoryLimit"};
 // A ConfigMap holds at most 1 MiB in all; a parameter is a few bytes.
 constexpr std::streamsize kMaxValueBytes = 64 * 1024;
 

@@ -19,6 +19,14 @@ json probe(const char* path) {
   return {{"httpGet", {{"path", path}, {"port", "lh-probes"}}}};
 }
 
+// The quantities that are set, as the policy's `requests`/`limits` variables build them.
+json quantities(const std::string& cpu, const std::string& memory) {
+  json out = json::object();
+  if (!cpu.empty()) out["cpu"] = cpu;
+  if (!memory.empty()) out["memory"] = memory;
+  return out;
+}
+
 bool hasItems(const json& object, const char* key) {
   const auto it = object.find(key);
   return it != object.end() && it->is_array() && !it->empty();
@@ -69,8 +77,8 @@ json SidecarPatch::sidecar(const Annotations& notes, const InjectorParams& param
       {"livenessProbe", std::move(liveness)},
       {"readinessProbe", std::move(readiness)},
       {"resources",
-       {{"requests", {{"cpu", params.cpuRequest}, {"memory", params.memoryRequest}}},
-        {"limits", {{"memory", params.memoryLimit}}}}},
+       {{"requests", quantities(params.cpuRequest, params.memoryRequest)},
+        {"limits", quantities(params.cpuLimit, params.memoryLimit)}}},
       {"securityContext",
        {{"allowPrivilegeEscalation", false},
         {"readOnlyRootFilesystem", true},

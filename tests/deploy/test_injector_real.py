@@ -35,7 +35,8 @@ annotations  the per-pod overrides reach the flags (leasehold.io/lease-duration,
              retry-period, shards); each bad one is refused with a message naming it; a pod
              without leasehold.io/lease is refused.
 params       editing the parameters ConfigMap's image reaches the next pod at once; helm
-             upgrade with another image.digest rewrites it.
+             upgrade with another image.digest rewrites it; values.resources without
+             limits.memory (and with limits.cpu) injects exactly the quantities set.
 broken       with unusable parameters the labelled pod is admitted without the sidecar (it never
              leads) and kubectl prints the injector's warning saying so: policy, the ConfigMap
              deleted; webhook, its image key removed (a deleted ConfigMap leaves the kubelet's
@@ -59,6 +60,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tempfile
 
 import yaml
@@ -475,6 +477,29 @@ def step_params(cp, helm, m, state):
              lambda: (injected_image(cp, m) or "").endswith("@" + DIGEST), 30, 0.5)
     log(f"ok: {before} -> the ConfigMap's edit -> helm upgrade's {injected_image(cp, m)}: each "
         "reached the next pod")
+    # values.resources without a memory limit and with a CPU limit: only what is set is injected.
+    helm.run("upgrade", RELEASE, CHART, "-n", m.ns, *helm.value_args(
+        {**m.values(), "image": {"digest": DIGEST},
+         "resources": {"limits": {"cpu": "50m", "memory": None}}}))  # null deletes the default
+    m.params_edited(cp)
+
+    def resources():
+        admitted, err = admit(cp, user_pod(), m.ns)
+        check(admitted, f"refused: {err}")
+        found = sidecars(admitted["spec"])
+        return found[0].get("resources") if found else None
+    want = {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"cpu": "50m"}}
+    last = {}
+
+    def injected_as_wanted():
+        last["resources"] = resources()
+        return last["resources"] == want
+    deadline = time.monotonic() + 30
+    while not injected_as_wanted() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    check(last["resources"] == want, f"the next sidecar's resources: {last['resources']}, "
+                                     f"want {want}")
+    log(f"ok: resources without limits.memory: the next sidecar's resources are {want}")
 
 
 def step_broken(cp, helm, m, state):

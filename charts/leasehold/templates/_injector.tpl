@@ -45,8 +45,7 @@ Object.spec.initContainers{
     httpGet: Object.spec.initContainers.readinessProbe.httpGet{path: "/readyz", port: "lh-probes"},
     periodSeconds: 5, timeoutSeconds: 2},
   resources: Object.spec.initContainers.resources{
-    requests: {"cpu": params.data.cpuRequest, "memory": params.data.memoryRequest},
-    limits: {"memory": params.data.memoryLimit}},
+    requests: variables.requests, limits: variables.limits},
   securityContext: Object.spec.initContainers.securityContext{
     allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true,
     runAsUser: 65532, runAsGroup: 65532,

@@ -7,6 +7,7 @@
 #include "TemporaryDirectory.h"
 #include "inject/InjectorFiles.h"
 #include "inject/ParamsDirectory.h"
+#include "inject/SidecarPatch.h"
 
 namespace leasehold::inject {
 namespace {
@@ -34,10 +35,29 @@ TEST(InjectorParams, ReadsEveryKey) {
   EXPECT_EQ(p.memoryLimit, "64Mi");
 }
 
+// values.resources without a limit (or a request): the key is "" or missing and the sidecar
+// gets only the quantities that are set, as the policy's variables build them.
+TEST(InjectorParams, ResourcesAreOptional) {
+  auto data = kChart;
+  data.erase("memoryLimit");
+  data["cpuRequest"] = "";
+  data["cpuLimit"] = "100m";
+  const auto parsed = InjectorParams::fromData(data);
+  ASSERT_TRUE(std::holds_alternative<InjectorParams>(parsed)) << std::get<std::string>(parsed);
+  const auto& p = std::get<InjectorParams>(parsed);
+  EXPECT_EQ(p.cpuRequest, "");
+  EXPECT_EQ(p.memoryRequest, "16Mi");
+  EXPECT_EQ(p.cpuLimit, "100m");
+  EXPECT_EQ(p.memoryLimit, "");
+  const auto sidecar = SidecarPatch::sidecar({{"leasehold.io/lease", "shop"}}, p);
+  EXPECT_EQ(sidecar["resources"],
+            nlohmann::json::parse(R"({"requests":{"memory":"16Mi"},"limits":{"cpu":"100m"}})"));
+}
+
 TEST(InjectorParams, NamesTheKeyThatIsMissingOrBad) {
   const std::vector<std::tuple<std::string, std::optional<std::string>, std::string>> cases = {
       {"image", std::nullopt, "key image is missing"},
-      {"memoryLimit", std::nullopt, "key memoryLimit is missing"},
+      {"logFormat", std::nullopt, "key logFormat is missing"},
       {"logLevel", "", "key logLevel is empty"},
       {"probePort", "http", "key probePort: \"http\" is not a port number (1 to 65535)"},
       {"probePort", "70000", "key probePort: \"70000\" is not a port number"},
