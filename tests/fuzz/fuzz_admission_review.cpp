@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "FuzzCheck.h"
+#include "InjectorParamsData.h"
 #include "inject/AdmissionReviewHandler.h"
 #include "net/Base64.h"
 
@@ -20,19 +21,7 @@ namespace {
 
 const inject::ParamsState& chartParams() {
   static const inject::ParamsState params = [] {
-    auto parsed =
-        inject::InjectorParams::fromData({{"image", "registry.example.com/leasehold:0.5.0"},
-                                          {"imagePullPolicy", "IfNotPresent"},
-                                          {"leaseDuration", "15s"},
-                                          {"renewDeadline", "10s"},
-                                          {"retryPeriod", "2s"},
-                                          {"httpPort", "4040"},
-                                          {"probePort", "9102"},
-                                          {"logFormat", "json"},
-                                          {"logLevel", "info"},
-                                          {"cpuRequest", "10m"},
-                                          {"memoryRequest", "16Mi"},
-                                          {"memoryLimit", "32Mi"}});
+    auto parsed = inject::InjectorParams::fromData(inject::testing::injectorParamsData());
     return inject::ParamsState(std::get<inject::InjectorParams>(parsed));
   }();
   return params;

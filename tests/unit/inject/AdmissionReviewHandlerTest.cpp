@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "InjectorParamsData.h"
 #include "net/Base64.h"
 
 namespace leasehold::inject {
@@ -15,18 +16,7 @@ namespace {
 using nlohmann::json;
 
 InjectorParams chartParams() {
-  auto parsed = InjectorParams::fromData({{"image", "ghcr.io/leasehold/leasehold:1.0"},
-                                          {"imagePullPolicy", "IfNotPresent"},
-                                          {"leaseDuration", "15s"},
-                                          {"renewDeadline", "10s"},
-                                          {"retryPeriod", "2s"},
-                                          {"httpPort", "4040"},
-                                          {"probePort", "9102"},
-                                          {"logFormat", "json"},
-                                          {"logLevel", "info"},
-                                          {"cpuRequest", "10m"},
-                                          {"memoryRequest", "16Mi"},
-                                          {"memoryLimit", "64Mi"}});
+  auto parsed = InjectorParams::fromData(testing::injectorParamsData());
   return std::get<InjectorParams>(parsed);
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "InjectorParamsData.h"
 #include "TemporaryDirectory.h"
 #include "inject/InjectorFiles.h"
 #include "inject/ParamsDirectory.h"
@@ -12,18 +13,7 @@
 namespace leasehold::inject {
 namespace {
 
-const std::map<std::string, std::string> kChart = {{"image", "ghcr.io/leasehold/leasehold:1.0"},
-                                                   {"imagePullPolicy", "IfNotPresent"},
-                                                   {"leaseDuration", "15s"},
-                                                   {"renewDeadline", "10s"},
-                                                   {"retryPeriod", "2s"},
-                                                   {"httpPort", "4040"},
-                                                   {"probePort", "9102"},
-                                                   {"logFormat", "json"},
-                                                   {"logLevel", "info"},
-                                                   {"cpuRequest", "10m"},
-                                                   {"memoryRequest", "16Mi"},
-                                                   {"memoryLimit", "64Mi"}};
+const std::map<std::string, std::string> kChart = testing::injectorParamsData();
 
 TEST(InjectorParams, ReadsEveryKey) {
   const auto parsed = InjectorParams::fromData(kChart);
