@@ -4,7 +4,9 @@
 // the Sidecars, the servers and the signals. Exit status: 0 after a clean shutdown (run mode: the
 // command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
 // (docs/design.md, "Exit codes"). `leasehold copy-self DEST` (install/CopySelfCommand.h) copies
-// the binary and exits, before anything else is read.
+// the binary and exits, before anything else is read; `leasehold scale-down --deployment NAME`
+// (teardown/ScaleDownCommand.h), the chart's pre-delete hook, likewise takes the Deployment
+// down and exits.
 #include <signal.h>
 
 #include <cstdio>
@@ -23,6 +25,7 @@
 #include "runtime/WatchTimeoutHook.h"
 #include "supervise/WatchdogOrder.h"
 #include "supervise/WatchdogProcess.h"
+#include "teardown/ScaleDownCommand.h"
 
 namespace lh = leasehold;
 
@@ -70,6 +73,10 @@ int main(int argc, char** argv) {
   }
   if (lh::install::CopySelfCommand::invoked(argc, argv)) {
     return lh::install::CopySelfCommand::run({argv + 2, argv + argc}, std::cout, std::cerr);
+  }
+  if (lh::teardown::ScaleDownCommand::invoked(argc, argv)) {
+    return lh::teardown::ScaleDownCommand::run({argv + 2, argv + argc}, std::cout, std::cerr,
+                                               lh::config::ConfigLoader::processEnvironment());
   }
   // Before the set-up: what exec, the loader and the static constructors mapped goes, and the
   // set-up's code comes in a piece at a time (the peak RSS is the set-up's).
