@@ -161,10 +161,11 @@ void DeploymentScaleDown::patch() {
                 return finish(1);
               }
               selector_ = selector->get<std::string>();
+              // status.replicas: the pods the controller counted before this change.
               const int had = scale["status"].value("replicas", 0);
-              out_.info(deploymentName() + " scaled to 0 replicas (it had " + std::to_string(had) +
-                        "); waiting up to " + seconds(options_.timeout) + " for its pods (" +
-                        selector_ + ") to go");
+              out_.info(deploymentName() + " scaled to 0 replicas (its status had " +
+                        std::to_string(had) + "); waiting up to " + seconds(options_.timeout) +
+                        " for its pods (" + selector_ + ") to go");
               list();
             });
 }

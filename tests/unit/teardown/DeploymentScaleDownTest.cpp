@@ -124,7 +124,7 @@ TEST(DeploymentScaleDownTest, EachWayItEnds) {
          h.expectScale(200, scaleAnswer(0));
          h.expectList({}, "41");
        },
-       nullptr, 0, "scaled to 0 replicas (it had 0)", ""},
+       nullptr, 0, "scaled to 0 replicas (its status had 0)", ""},
       {"no Deployment",
        [](Harness& h) {
          h.expectScale(404, statusBody(404, "NotFound", "deployments.apps \"demo\" not found"));
