@@ -358,8 +358,13 @@ class Scenarios:
         """helm uninstall, then helm install at once: released by the uninstall hook, so the new
         release leads as soon as its pods run, not D later."""
         before = self.lease()
+        hook = f"{RELEASE}-scale-down"
         t0 = time.monotonic()
-        self.cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
+        try:
+            self.cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
+        except Failure as e:  # the failed hook's Job is kept (no hook-failed policy): its log
+            logs = self.cluster.kubectl("logs", f"job/{hook}", "--all-containers", ok=False)
+            raise Failure(f"{e}\njob/{hook}'s log:\n{logs}") from None
         took = time.monotonic() - t0
         after = self.lease()
         # The example's pods (the hook Job's own pod goes after the Job, in the background).
@@ -368,7 +373,6 @@ class Scenarios:
             "app.kubernetes.io/name=leasehold"))["items"]]
         check(not left, f"pods left when helm uninstall returned: {left} (the hook waits for "
                         "them to go)")
-        hook = f"{RELEASE}-scale-down"
         check(self.cluster.kubectl("get", "job", hook, ok=False) is None,
               f"job/{hook} left after a successful uninstall (hook-succeeded)")
         check(not after.get("holderIdentity")
