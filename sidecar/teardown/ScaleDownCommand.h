@@ -19,8 +19,9 @@ namespace leasehold::teardown {
 
 struct ScaleDownArgs {
   ScaleDownOptions options;  // options.ns "" = the kubeconfig's or the ServiceAccount's
-  std::string kubeconfig;
-  std::string context;
+  // Unset: found as the sidecar finds it ($KUBECONFIG, in-cluster, ~/.kube/config).
+  std::optional<std::string> kubeconfig;
+  std::optional<std::string> context;
   bool help = false;
 };
 

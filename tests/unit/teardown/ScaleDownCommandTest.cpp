@@ -31,6 +31,19 @@ TEST(ScaleDownCommandTest, ParsesEveryFlag) {
   EXPECT_EQ(defaults.options.ns, "");
   EXPECT_EQ(defaults.options.timeout, 60s);
   EXPECT_EQ(defaults.options.requestTimeout, 5s);
+  EXPECT_FALSE(defaults.kubeconfig.has_value());
+  EXPECT_FALSE(defaults.context.has_value());
+}
+
+TEST(ScaleDownCommandTest, InAPodItUsesTheServiceAccount) {
+  // No --kubeconfig, no $KUBECONFIG, the in-cluster variables set (the hook Job's pod): the
+  // ServiceAccount's files, which this machine lacks: exit 2 naming them, before any request.
+  std::ostringstream out, err;
+  EXPECT_EQ(ScaleDownCommand::run(
+                {"--deployment", "d"}, out, err,
+                {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}),
+            2);
+  EXPECT_THAT(err.str(), HasSubstr("/var/run/secrets/kubernetes.io/serviceaccount"));
 }
 
 TEST(ScaleDownCommandTest, UsageErrorsNameTheFlag) {
