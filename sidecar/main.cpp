@@ -5,7 +5,9 @@
 // command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
 // (docs/design.md, "Exit codes"). `leasehold copy-self DEST` (install/CopySelfCommand.h) copies
 // the binary and exits, before anything else is read; `leasehold inject` (inject/InjectCommand.h)
-// is the sidecar injector's admission webhook, with flags of its own.
+// is the sidecar injector's admission webhook, with flags of its own; `leasehold scale-down
+// --deployment NAME` (teardown/ScaleDownCommand.h), the chart's pre-delete hook, takes the
+// Deployment down and exits.
 #include <signal.h>
 
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "runtime/WatchTimeoutHook.h"
 #include "supervise/WatchdogOrder.h"
 #include "supervise/WatchdogProcess.h"
+#include "teardown/ScaleDownCommand.h"
 
 namespace lh = leasehold;
 
@@ -76,6 +79,10 @@ int main(int argc, char** argv) {
   if (lh::inject::InjectCommand::invoked(argc, argv)) {
     ::signal(SIGPIPE, SIG_IGN);
     return lh::inject::InjectCommand::run({argv + 2, argv + argc}, std::cout, std::cerr);
+  }
+  if (lh::teardown::ScaleDownCommand::invoked(argc, argv)) {
+    return lh::teardown::ScaleDownCommand::run({argv + 2, argv + argc}, std::cout, std::cerr,
+                                               lh::config::ConfigLoader::processEnvironment());
   }
   // Before the set-up: what exec, the loader and the static constructors mapped goes, and the
   // set-up's code comes in a piece at a time (the peak RSS is the set-up's).

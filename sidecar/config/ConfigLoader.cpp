@@ -669,7 +669,9 @@ ConfigOutcome ConfigLoader::load(const std::vector<std::string>& args) const {
       "Long flags may also be written with one dash, as Go programs accept (-election=NAME). "
       "Run mode, leasehold run [flags] -- CMD [ARGS...], runs CMD only while this replica "
       "leads and stops it before another replica may lead. leasehold copy-self DEST copies this "
-      "binary to DEST (run mode's init container; leasehold copy-self --help).");
+      "binary to DEST (run mode's init container; leasehold copy-self --help). leasehold "
+      "scale-down --deployment NAME scales a Deployment to 0 and waits until its pods are gone "
+      "(the chart's uninstall hook; leasehold scale-down --help).");
 
   std::map<std::string, std::string> flagText;
   std::map<std::string, bool> flagBoolean;

@@ -15,4 +15,13 @@ std::string refusalHint(Connection connection, const std::string& verb, int code
          " the Lease: the Role's resourceNames must name it (--lease-name)";
 }
 
+std::string missingGrant(const std::string& verb, const std::string& group,
+                         const std::string& resource, const std::string& name) {
+  return "this ServiceAccount may not " + verb + " " + resource +
+         (name.empty() ? "" : " \"" + name + "\"") +
+         " (RBAC): its Role needs the rule {apiGroups: [\"" + group + "\"], resources: [" +
+         resource + "]" + (name.empty() ? "" : ", resourceNames: [" + name + "]") + ", verbs: [" +
+         verb + "]}";
+}
+
 }  // namespace leasehold::kube

@@ -26,7 +26,9 @@ render     every variant renders to the objects the docs promise (the image as
            repository:tag, @image.digest when pinned; app.kubernetes.io/version the tag and a
            valid label value; native/classic sidecar,
            Downward API env, probes on the probe port, securityContext, least-privilege Role,
-           helm test pod, leader Service only with podLabel, ...).
+           helm test pod, leader Service only with podLabel, helm uninstall's pre-delete
+           hook (`leasehold scale-down` as a ServiceAccount that may patch the Deployment's
+           scale and list/watch pods) only with the example, ...).
 manifests  manifests/*.yaml equal the default rendering (release "leasehold", namespace
            "default"), apart from the labels only Helm sets.
 flags      the leasehold binary accepts the rendered flags of every variant and its
@@ -43,7 +45,7 @@ runmode    runMode.enabled renders the example Deployment under `leasehold run`:
            container's command, copies it (with --sidecar); bad run-mode values
            (restart: sometimes, ...) are refused by the schema.
 
-Why ~950 lines in one file: nine checks of one chart that share its variants (VARIANTS, which
+Why ~1000 lines in one file: nine checks of one chart that share its variants (VARIANTS, which
 test_helm_real.py imports too), the rendering and the object helpers (the helm test's pod and
 grants among them); each check is a function of 20-80 lines, one ctest entry each. The values
 added later (placement, PDB, injector, leases) have a file of their own, test_chart_values.py. Running helm itself is leasehold_testing.helm.
@@ -246,6 +248,7 @@ BAD_VALUES = {
     # server refused the install. image.digest is the way now; the schema refuses the old one.
     "digest in the tag": ({"image": {"tag": "0.5.0@sha256:" + "a" * 64}}, "tag"),
     "digest without algorithm": ({"image": {"digest": "a" * 64}}, "digest"),
+    "hook timeout without unit": ({"uninstallHook": {"timeout": "90"}}, "timeout"),
 }
 
 
@@ -475,12 +478,65 @@ def check_rendered(docs, values, chart_meta):
             check(not inits, f"{what}: classic sidecar must not be an init container")
         check_sidecar(sidecars[0], values if what == "Deployment" else test_follower(values),
                       native, spec)
+    check_uninstall_hook(objs, values, name)
     svc = objs.get(("Service", f"{name}-leader"))
     if values["leaderService"]["enabled"]:
         check(svc and svc["spec"]["selector"].get(values["podLabel"]) == "true",
               "leader Service must select <podLabel>=true")
     else:
         check(svc is None, "no leader Service expected")
+
+
+HOOK_ANNOTATIONS = {"helm.sh/hook": "pre-delete",
+                    "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded"}
+
+
+def check_uninstall_hook(objs, values, name):
+    """With the example (and uninstallHook.enabled), helm uninstall's pre-delete hook: a Job of
+    the leasehold image that runs `leasehold scale-down` on the example Deployment, as a
+    ServiceAccount of its own whose Role may patch that Deployment's scale alone and list/watch
+    pods; the three made before the Job (weight -10 < 0), all deleted once it succeeded; its
+    pod not selected by the example's selector (it would wait for itself). Returns the Job."""
+    hook = f"{name[:52].rstrip('-')}-scale-down"
+    made = sorted(n for (k, n), o in objs.items()
+                  if o["metadata"].get("annotations", {}).get("helm.sh/hook") == "pre-delete")
+    if not (values["example"]["enabled"] and values["uninstallHook"]["enabled"]):
+        check(not made, f"no pre-delete hook expected: {made}")
+        return None
+    check(made == [hook] * 4, f"pre-delete hooks {made}, want the four {hook}")
+    for kind, weight in (("ServiceAccount", "-10"), ("Role", "-10"), ("RoleBinding", "-10"),
+                         ("Job", "0")):
+        notes = objs[(kind, hook)]["metadata"]["annotations"]
+        check(notes == {**HOOK_ANNOTATIONS, "helm.sh/hook-weight": weight},
+              f"uninstall hook: {kind} {hook} annotations {notes}")
+    check(objs[("Role", hook)]["rules"] == [
+        {"apiGroups": ["apps"], "resources": ["deployments/scale"], "resourceNames": [name],
+         "verbs": ["patch"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]}],
+        f"uninstall hook: the Role is not least privilege: {objs[('Role', hook)]['rules']}")
+    binding = objs[("RoleBinding", hook)]
+    check(binding["roleRef"]["name"] == hook and binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": hook, "namespace": "default"}],
+        f"uninstall hook: binding {binding}")
+    job = objs[("Job", hook)]
+    spec = job["spec"]["template"]["spec"]
+    grace = values["terminationGracePeriodSeconds"]
+    timeout = values["uninstallHook"]["timeout"] or f"{grace + 30}s"
+    (c,) = spec["containers"]
+    check(c["image"] == expected_image(values) and c["args"] == [
+        "scale-down", f"--deployment={name}", "--namespace=default", f"--timeout={timeout}"]
+        and "command" not in c, f"uninstall hook: container {c}")
+    check(spec["serviceAccountName"] == hook and spec["restartPolicy"] == "Never"
+          and job["spec"]["backoffLimit"] == 0
+          and job["spec"]["activeDeadlineSeconds"] > grace,
+          f"uninstall hook: Job {job['spec']}")
+    check(c["securityContext"]["readOnlyRootFilesystem"] is True
+          and spec["securityContext"]["runAsNonRoot"] is True, "uninstall hook: securityContext")
+    selector = objs[("Deployment", name)]["spec"]["selector"]["matchLabels"]
+    labels = job["spec"]["template"]["metadata"]["labels"]
+    check(any(labels.get(k) != v for k, v in selector.items()),
+          f"uninstall hook: its pod matches the example's selector {selector}: {labels}")
+    return job
 
 
 def test_lease(values, lease):
@@ -872,8 +928,11 @@ def check_runmode(helm, args):
             plain = by_kind(helm.render(deep_merge(overrides, {"runMode": {"enabled": False}})))
             check(objs[("Role", name)]["rules"] == plain[("Role", name)]["rules"],
                   f"{what}: the Role differs from sidecar mode's")
-            check_rendered([d for d in docs if d[1]["kind"] != "Deployment"],
+            # The rest as without the example (but its uninstall hook, checked with it).
+            check_rendered([d for d in docs if d[1]["kind"] != "Deployment" and d[1]["metadata"]
+                            .get("annotations", {}).get("helm.sh/hook") != "pre-delete"],
                            deep_merge(values, {"example": {"enabled": False}}), meta)
+            check_uninstall_hook(objs, values, name)
             helm.lint(overrides)
             helm.template(overrides, extra=["--output-dir", tmp / slug(what)])
             rc, out = yamllint(sorted((tmp / slug(what)).rglob("*.yaml")))

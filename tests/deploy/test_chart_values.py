@@ -3,8 +3,9 @@
 renders, checked with the real helm (no cluster needed):
 
     test_chart_values.py [--helm BIN] [--sidecar BIN] CHECK...
-        CHECK: pod pdb timings native monitoring artifacthub injector leases podlabel (default:
-               all; timings compares with the binary when --sidecar is given)
+        CHECK: pod pdb timings native monitoring artifacthub injector leases podlabel
+               uninstall (default: all; timings and uninstall run the binary when --sidecar
+               is given)
 
 pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, tolerations, affinity,
             topologySpreadConstraints, priorityClassName and terminationGracePeriodSeconds reach
@@ -47,6 +48,12 @@ leases      leases: [{name, serviceAccount, namespace}] makes per entry the Leas
             ServiceAccount, in the entry's namespace; a bad name is refused by the schema.
 podlabel    podLabel's ValidatingAdmissionPolicy and binding, only with podLabel and where the
             API is served (deploy.helm_real's podlabel step runs it with pod-bound tokens).
+uninstall   helm uninstall's pre-delete hook (test_chart.check_uninstall_hook) with the
+            example in sidecar, run and shard mode; none without the example or with
+            uninstallHook.enabled=false; its timeout terminationGracePeriodSeconds + 30s by
+            default, uninstallHook.timeout when given, and one not above the grace period
+            refused naming both; names within 63 characters for the longest fullnameOverride;
+            with --sidecar the binary parses the Job's arguments (`leasehold scale-down`).
 """
 import base64
 import subprocess
@@ -503,6 +510,53 @@ def check_podlabel(helm, _args):
           "UPDATEs, Fail) only with podLabel and where the API is served")
 
 
+# (what, overrides, the --timeout the hook renders; None: no hook)
+UNINSTALL_CASES = (
+    ("defaults", {}, "60s"),
+    ("run mode", {"runMode": {"enabled": True}}, "60s"),
+    ("shard mode", {"shards": 4}, "60s"),
+    ("longer grace", {"terminationGracePeriodSeconds": 45}, "75s"),
+    ("own timeout", {"uninstallHook": {"timeout": "2m30s"}}, "2m30s"),
+    ("longest name", {"fullnameOverride": "a" * 63}, "60s"),
+    ("no example", {"example": {"enabled": False}, "tests": {"enabled": False}}, None),
+    ("hook off", {"uninstallHook": {"enabled": False}}, None),
+)
+
+
+def check_uninstall(helm, args):
+    base = load_values()
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, overrides, timeout in UNINSTALL_CASES:
+            values = deep_merge(base, overrides)
+            objs = by_kind(helm.render(overrides))
+            job = test_chart.check_uninstall_hook(objs, values,
+                                                  values["fullnameOverride"] or "leasehold")
+            check((job is None) == (timeout is None), f"{what}: hook {job}")
+            if job is None:
+                print(f"ok: uninstall {what}: no pre-delete hook")
+                continue
+            name, (c,) = job["metadata"]["name"], job["spec"]["template"]["spec"]["containers"]
+            check(len(name) <= 63 and f"--timeout={timeout}" in c["args"],
+                  f"{what}: Job {name} args {c['args']}")
+            parsed = ""
+            if args.sidecar:
+                # The arguments parse (a usage error would say "usage:"); the kubeconfig that
+                # does not exist ends it before any request.
+                r = subprocess.run([str(args.sidecar), *c["args"],
+                                    f"--kubeconfig={tmp}/missing"], capture_output=True,
+                                   text=True, timeout=10, env=test_chart.pod_env(tmp))
+                check(r.returncode == 2 and "missing" in r.stderr and "usage" not in r.stderr,
+                      f"{what}: leasehold {' '.join(c['args'])}: {r.returncode} {r.stderr}")
+                parsed = "; the binary parses its arguments"
+            print(f"ok: uninstall {what}: pre-delete Job {name}: {' '.join(c['args'])}, "
+                  f"activeDeadlineSeconds {job['spec']['activeDeadlineSeconds']}{parsed}")
+    r = helm.template({"uninstallHook": {"timeout": "30s"}}, ok=False)
+    says = "uninstallHook.timeout (30s) must be longer than terminationGracePeriodSeconds (30)"
+    check(r.returncode != 0 and says in r.stderr, f"a hook timeout within the grace period: "
+                                                   f"{r.stderr.strip()[:300]}")
+    print(f"ok: uninstall: refused: {says}")
+
+
 ARTIFACTHUB_KINDS = {"added", "changed", "deprecated", "removed", "fixed", "security"}
 
 
@@ -523,7 +577,8 @@ def check_artifacthub(_helm, _args):
 
 CHECKS = {"pod": check_pod, "pdb": check_pdb, "timings": check_timings, "native": check_native,
           "monitoring": check_monitoring, "artifacthub": check_artifacthub,
-          "injector": check_injector, "leases": check_leases, "podlabel": check_podlabel}
+          "injector": check_injector, "leases": check_leases, "podlabel": check_podlabel,
+          "uninstall": check_uninstall}
 
 
 def main():

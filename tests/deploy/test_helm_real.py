@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The chart and manifests/ on the real kube-apiserver (tests/realkube), with real helm and kubectl.
 
-    test_helm_real.py [--helm BIN] [--kubectl BIN] [--control-plane DIR] [STEP...]
+    test_helm_real.py [--helm BIN] [--kubectl BIN] [--control-plane DIR] [--sidecar BIN]
+                      [STEP...]
         STEP: manifests variants isolation podlabel shardpolicy install reject upgrade test
               uninstall
               (default: all, in order; upgrade/test/uninstall need install)
@@ -47,9 +48,17 @@ test       `helm test` creates the test Pod (hook annotation, native sidecar wit
            out and keeps the failed Pod (delete policy before-hook-creation,hook-succeeded).
            No test writes a kubelet's part: deploy.node_chart runs helm test on a real node
            (the Pod passes, helm deletes it and its grants).
-uninstall  `helm uninstall`: no object with the release's labels is left but the Lease (kept:
-           its fencing token) and the failed test's Pod (helm never deletes those), nor
-           helm's release Secrets.
+uninstall  `helm uninstall`: its pre-delete hook first, the Job `leasehold scale-down` after
+           its ServiceAccount, Role and RoleBinding, and nothing of the release deleted while
+           the Job runs. No kubelet runs it: the test runs the Job's own command line with this
+           build's binary (--sidecar) as the Job's ServiceAccount (a TokenRequest token), so the
+           server's RBAC decides: the Deployment is scaled to 0 (no pod to wait for without a
+           controller-manager), and the same command on another Deployment is refused (403,
+           the message naming the rule); then the test marks the Job complete as the Job
+           controller would, and helm goes on: no object with the release's labels is left but
+           the Lease (kept: its fencing token) and the failed test's Pod (helm never deletes
+           those), the hook's objects are deleted (hook-succeeded), no release Secret is left.
+           (deploy.node_chart's reinstall step runs the hook for real.)
 
 Over 400 lines: one control plane for all the steps (each a function of 15-50 lines), because
 its start is the costly part.
@@ -69,6 +78,7 @@ import test_chart  # noqa: E402  (VARIANTS, the subchart, the object checks)
 from leasehold_testing import ControlPlane, Failure, check, log, wait_for  # noqa: E402
 from leasehold_testing.chart_suite import real_steps_main  # noqa: E402
 from leasehold_testing.helm import CHART, by_kind, documents, is_hook  # noqa: E402
+from leasehold_testing.kubeconfig import write_kubeconfig  # noqa: E402
 from leasehold_testing.paths import ROOT  # noqa: E402
 
 NS = f"lh-helm-{os.getpid()}"
@@ -220,7 +230,8 @@ def step_reject(cp, helm, state):
     log(f"ok: server refuses requests > limits: {test_chart.first_line(out_of(r), want)[:220]}")
     status = helm.run("status", "bad", "-n", NS, ok=False).stdout
     check("STATUS: failed" in status, f"the release should be recorded as failed: {status}")
-    helm.run("uninstall", "bad", "-n", NS)
+    # --no-hooks: no kubelet would run its uninstall hook's Job (step uninstall plays it).
+    helm.run("uninstall", "bad", "-n", NS, "--no-hooks")
     left = cp.names(KINDS, NS, "app.kubernetes.io/instance=bad")
     # The Lease stays (helm.sh/resource-policy: keep), as after every uninstall.
     check([short(n) for n in left] == ["lease/bad"], f"the failed release's objects: {left}")
@@ -486,13 +497,89 @@ def step_shardpolicy(cp, helm, state):
         helm.run("uninstall", release, "-n", ns)
     log("ok: the shard group's ServiceAccount may create, update and delete only its group's "
         "Leases; the admin is left alone")
+HOOK = f"{RELEASE}-scale-down"
+
+
+def scale_down(cp, binary, job, kubeconfig, *more):
+    """The hook Job's command line (its args, then MORE) run here as its ServiceAccount."""
+    argv = [str(binary), *job["spec"]["template"]["spec"]["containers"][0]["args"], *more,
+            f"--kubeconfig={kubeconfig}"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def complete_job(cp, name):
+    """What the Job controller writes when the Job's pod succeeded (the status validation of
+    Kubernetes 1.31+: start and completion times, SuccessCriteriaMet before Complete)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    conditions = [{"type": t, "status": "True", "lastProbeTime": now,
+                   "lastTransitionTime": now, "reason": "CompletionsReached",
+                   "message": "Reached expected number of succeeded pods"}
+                  for t in ("SuccessCriteriaMet", "Complete")]
+    status = {"startTime": now, "completionTime": now, "succeeded": 1, "active": 0,
+              "ready": 0, "terminating": 0, "conditions": conditions,
+              "uncountedTerminatedPods": {}}
+    cp.kubectl("patch", "job", name, "-n", NS, "--subresource=status", "--type=merge",
+               "-p", json.dumps({"status": status}))
 
 
 def step_uninstall(cp, helm, state):
     check(state.get("installed"), "needs install")
+    binary = state["args"].sidecar
+    check(binary, "uninstall: needs --sidecar BIN (the hook Job's command)")
     before = cp.names(KINDS, NS, INSTANCE)
-    r = helm.run("uninstall", RELEASE, "-n", NS)
-    check(f'release "{RELEASE}" uninstalled' in r.stdout, f"helm uninstall: {r.stdout}")
+    hooks = {d["metadata"]["name"]: d for _, d in
+             documents(helm.run("get", "hooks", RELEASE, "-n", NS).stdout)
+             if d["metadata"]["annotations"].get("helm.sh/hook") == "pre-delete"}
+    check(list(hooks) == [HOOK], f"the release's pre-delete hooks: {sorted(hooks)}")
+    argv = [str(helm.path), "uninstall", RELEASE, "-n", NS, "--timeout", "90s"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=helm.env)
+    try:
+        job = wait_for("helm uninstall to create the hook's Job",
+                       lambda: cp.exists("job", HOOK, "-n", NS) and cp.get("job", HOOK, "-n", NS),
+                       30, 0.2)
+        made = [k for k in ("serviceaccount", "role", "rolebinding")
+                if cp.exists(k, HOOK, "-n", NS)]
+        check(made == ["serviceaccount", "role", "rolebinding"],
+              f"the hook's grants must exist before its Job: {made}")
+        gone = set(before) - set(cp.names(KINDS, NS, INSTANCE))
+        check(not gone, f"helm deleted {sorted(gone)} before its pre-delete hook succeeded")
+        with tempfile.TemporaryDirectory() as tmp:
+            token = cp.kubectl("create", "token", HOOK, "-n", NS).stdout.strip()
+            kubeconfig = write_kubeconfig(Path(tmp) / "kubeconfig", cp.url, cp.ca, HOOK,
+                                          token=token, namespace=NS)
+            t0 = time.monotonic()
+            r = scale_down(cp, binary, job, kubeconfig)
+            took = time.monotonic() - t0
+            # No controller-manager: the status counted no pod, and none is to wait for.
+            check(r.returncode == 0 and "scaled to 0 replicas (its status had 0)" in r.stdout
+                  and f"no pod of deployment {NS}/{RELEASE} left" in r.stdout,
+                  f"the hook's command as its ServiceAccount: {r.returncode}\n{out_of(r)}")
+            replicas = cp.get("deployment", RELEASE, "-n", NS)["spec"]["replicas"]
+            check(replicas == 0, f"the Deployment after the hook's command: {replicas} replicas")
+            log(f"ok: helm uninstall made {', '.join(made)}, then job/{HOOK}; its command as "
+                f"its ServiceAccount scaled deployment/{RELEASE} to 0 in {took:.2f}s: "
+                f"{r.stdout.strip().splitlines()[-1]}")
+            r = scale_down(cp, binary, job, kubeconfig, "--deployment=other")
+            want = ('patch deployments/scale "other" in namespace "' + NS + '" failed (403): '
+                    "this ServiceAccount may not patch deployments/scale \"other\" (RBAC): its "
+                    'Role needs the rule {apiGroups: ["apps"], resources: [deployments/scale], '
+                    "resourceNames: [other], verbs: [patch]}")
+            check(r.returncode == 1 and want in r.stderr,
+                  f"the hook's ServiceAccount on another Deployment: {r.returncode}\n{out_of(r)}")
+            log(f"ok: the same on another Deployment is refused: {r.stderr.strip()}")
+        complete_job(cp, HOOK)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    check(proc.returncode == 0 and f'release "{RELEASE}" uninstalled' in out,
+          f"helm uninstall after its hook: {out}")
+    gone = wait_for("the hook's objects deleted (hook-succeeded)", lambda: not [
+        k for k in ("job", "serviceaccount", "role", "rolebinding")
+        if cp.exists(k, HOOK, "-n", NS)], 30, 0.2)
+    check(gone, "hook objects left")
     left = cp.names(KINDS, NS, INSTANCE)
     # Left: the Lease (helm.sh/resource-policy: keep: its token must never go back), and the
     # failed test's Pod, which helm never deletes (kept for its logs; chart README).
@@ -504,8 +591,8 @@ def step_uninstall(cp, helm, state):
     secrets = cp.names("secrets", NS, "owner=helm")
     check(not secrets, f"helm release Secrets left: {secrets}")
     check(not helm.run("list", "-n", NS, "-a", "-q").stdout.strip(), "helm list after uninstall")
-    log(f"ok: helm uninstall removed {', '.join(before)}; nothing with {INSTANCE}, "
-        f"no release Secrets left")
+    log(f"ok: helm uninstall removed {', '.join(before)} after its hook; nothing with "
+        f"{INSTANCE}, no hook object, no release Secrets left")
 
 
 STEPS = {"manifests": step_manifests, "variants": step_variants, "isolation": step_isolation,
@@ -522,4 +609,9 @@ def same_version(helm, server):
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    sys.exit(real_steps_main(STEPS, cluster=Cluster, check_server=same_version))
+    sys.exit(real_steps_main(
+        STEPS, cluster=Cluster, check_server=same_version,
+        add_arguments=lambda ap: ap.add_argument(
+            "--sidecar", type=Path, help="the leasehold binary: step uninstall runs its hook's "
+                                         "command (default: build/release/sidecar/leasehold)",
+            default=ROOT / "build/release/sidecar/leasehold")))

@@ -215,7 +215,8 @@ def step_install(cp, helm, args, state):
 def step_uninstall(cp, helm, args, state):
     check(state.get("installed"), "needs install")
     before = names(cp, NS)
-    helm.run("uninstall", RELEASE, "-n", NS)
+    # --no-hooks: no kubelet would run the pre-delete hook's Job (deploy.helm_real plays it).
+    helm.run("uninstall", RELEASE, "-n", NS, "--no-hooks")
     left = names(cp, NS)
     # The Lease stays (helm.sh/resource-policy: keep: its fencing token must never go back).
     check(left == [f"lease.coordination.k8s.io/{RELEASE}"], f"left after helm uninstall: {left}")

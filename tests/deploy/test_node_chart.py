@@ -30,7 +30,7 @@ install (always): every pod Ready under the kubelet's probes; exactly one pod an
   the Lease's holderIdentity is its identity; `kubectl get pods -l leasehold.io/leader=true`
   names exactly the leader and the leader Service's EndpointSlice holds exactly its pod IP
   (the states are waited for: they follow the election). Each step ends back in that state.
-Steps (default: delete crash helmtest, the gate's; the others run in the full suite):
+Steps (default: delete crash helmtest reinstall, the gate's; the others run in the full suite):
   delete    `kubectl delete pod` of the leader: the kubelet stops the app container, which
             takes APP_DRAIN (2 s) to exit, then the native sidecar, which releases the Lease:
             the sidecar leads through the app's drain, and another pod says leader=true, with a
@@ -45,6 +45,13 @@ Steps (default: delete crash helmtest, the gate's; the others run in the full su
             until it names a holder) and it succeeds, with no status written by the test; then
             its pod, ServiceAccount, Role and RoleBinding are deleted (hook-succeeded) and the
             Lease has the same holder and token (the test's Role only reads it);
+  reinstall `helm uninstall --wait`, then `helm install` at once: the chart's pre-delete hook
+            (`leasehold scale-down`) took the pods down while their Role existed, so the Lease
+            is released (holder empty, leaseTransitions not lower: the fencing token survives),
+            no pod and no hook object is left when helm returns; the new release's first
+            leader takes the released Lease (token one more) within 2 s of its pods being
+            Ready (their Ready condition, whole seconds) and well before D after the
+            uninstall; without the hook it waited the D of the dead holder.
   rollout   `kubectl rollout restart`: the leadership changes (at most one per pod) and the time
             with no leader (shorter than D - P: every handover is a release);
   evict     every pod evicted through the Eviction API, one at a time under a
@@ -114,6 +121,7 @@ class Scenarios:
                           for k in ("leaseDuration", "retryPeriod"))
         self.replicas = chart_value("example.replicas")
         self.leader = self.answer = None
+        self.install = None  # helm install of the release, as at the start (reinstall)
 
     def settle(self, what, but=None):
         """Waits for every pod Ready and one leader, published; returns it."""
@@ -343,9 +351,64 @@ class Scenarios:
             f"cgroup peaked at {peak / 2**20:.1f} MiB of its {limit / 2**20:.0f} MiB limit "
             f"(process VmHWM {hwm / 1024:.1f} MiB), no restart")
 
+    def lease(self):
+        return json.loads(self.cluster.kubectl("get", "lease", RELEASE, "-o", "json"))["spec"]
+
+    def reinstall(self):
+        """helm uninstall, then helm install at once: released by the uninstall hook, so the new
+        release leads as soon as its pods run, not D later."""
+        before = self.lease()
+        hook = f"{RELEASE}-scale-down"
+        t0 = time.monotonic()
+        try:
+            self.cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
+        except Failure as e:  # the failed hook's Job is kept (no hook-failed policy): its log
+            logs = self.cluster.kubectl("logs", f"job/{hook}", "--all-containers", ok=False)
+            raise Failure(f"{e}\njob/{hook}'s log:\n{logs}") from None
+        took = time.monotonic() - t0
+        after = self.lease()
+        # The example's pods (the hook Job's own pod goes after the Job, in the background).
+        left = [p["metadata"]["name"] for p in json.loads(self.cluster.kubectl(
+            "get", "pods", "-o", "json", "-l", f"app.kubernetes.io/instance={RELEASE},"
+            "app.kubernetes.io/name=leasehold"))["items"]]
+        check(not left, f"pods left when helm uninstall returned: {left} (the hook waits for "
+                        "them to go)")
+        check(self.cluster.kubectl("get", "job", hook, ok=False) is None,
+              f"job/{hook} left after a successful uninstall (hook-succeeded)")
+        check(not after.get("holderIdentity")
+              and after.get("leaseTransitions", 0) >= before.get("leaseTransitions", 0),
+              f"helm uninstall left the Lease {after} (before it: {before}): not released, or "
+              "its token went back")
+        t1 = time.time()
+        pods = self.install()
+        installed = time.time() - t1
+        lease = wait_for("the new release's leader on the Lease",
+                         lambda: (lambda l: l.get("holderIdentity") and l)(self.lease()), 30,
+                         interval=0.2)
+        readies = [epoch(next(c["lastTransitionTime"] for c in p["status"]["conditions"]
+                              if c["type"] == "Ready")) for p in pods]
+        ready = max(readies)
+        acquired = epoch(lease["acquireTime"])
+        check(lease["leaseTransitions"] == after.get("leaseTransitions", 0) + 1,
+              f"the first term after the reinstall has token {lease['leaseTransitions']}, the "
+              f"released Lease had {after.get('leaseTransitions')}")
+        # ready is in whole seconds (rounded down): up to 1 s of the bound is its rounding.
+        check(acquired - ready <= 2.0,
+              f"the new leader took the Lease {acquired - ready:.2f}s after the last pod was "
+              "Ready: not at once")
+        check(acquired - t1 < self.d, f"the new leader came {acquired - t1:.1f}s after helm "
+                                      f"install: the Lease was not released (D = {self.d:.0f}s)")
+        name = self.settle("after the reinstall")
+        log(f"reinstall: helm uninstall --wait took {took:.1f}s (the hook scaled the pods "
+            f"down first); the Lease released: holder empty, leaseTransitions "
+            f"{before.get('leaseTransitions')} -> {after.get('leaseTransitions')}; helm install "
+            f"--wait {installed:.1f}s; {lease['holderIdentity']} acquired it "
+            f"{acquired - t1:.2f}s after the install began, {acquired - min(readies):+.2f}s / "
+            f"{acquired - ready:+.2f}s from the first / last pod's Ready (whole seconds), token {lease['leaseTransitions']} (D = "
+            f"{self.d:.0f}s); {name} leads")
+
     def helmtest(self):
-        def lease():
-            return json.loads(self.cluster.kubectl("get", "lease", RELEASE, "-o", "json"))["spec"]
+        lease = self.lease
         before = lease()
         t1 = time.monotonic()
         # Not --logs: a passing test's Pod is deleted at once (hook-succeeded, chart README).
@@ -384,7 +447,7 @@ def proc_kib(pid, field):
     raise Failure(f"/proc/{pid}/status has no {field}")
 
 
-GATE_STEPS = ("delete", "crash", "helmtest")
+GATE_STEPS = ("delete", "crash", "helmtest", "reinstall")
 STEPS = GATE_STEPS + ("rollout", "evict", "memory", "probes")
 
 
@@ -415,11 +478,14 @@ def on_the_node(cp, args, steps, tmp, rel):
     check(not product_images(cluster), f"a leasehold image in the node before the install: "
           f"{product_images(cluster)}")
     published = rel.published()
+
+    def install():
+        return cluster.install_released_chart(
+            RELEASE, rel.registry, published.chart_version, "--set", f"podLabel={POD_LABEL}",
+            "--set", "leaderService.enabled=true",
+            "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}")
     t1 = time.monotonic()
-    pods = cluster.install_released_chart(
-        RELEASE, rel.registry, published.chart_version, "--set", f"podLabel={POD_LABEL}",
-        "--set", "leaderService.enabled=true",
-        "--set-json", f"example.app.command={json.dumps(APP_COMMAND)}")
+    pods = install()
     log(f"install: helm install oci://{rel.registry.host}/charts/leasehold --version "
         f"{published.chart_version} --wait: {len(pods)} pods Ready in "
         f"{time.monotonic() - t1:.1f}s")
@@ -427,6 +493,7 @@ def on_the_node(cp, args, steps, tmp, rel):
 
     with PodWatch(cluster, tmp / "fence.db") as watch:
         scenarios = Scenarios(cluster, watch)
+        scenarios.install = install
         name = scenarios.settle("after the install")
         log(f"install: {name} leads ({scenarios.answer['holder']}, token "
             f"{scenarios.answer['fencingToken']}) as every pod's /leader and status file "

@@ -72,16 +72,20 @@ def run_real(args, names, setup, cluster=ControlPlane):
         return 1
 
 
-def real_steps_main(steps, cluster=ControlPlane, check_server=None):
+def real_steps_main(steps, cluster=ControlPlane, check_server=None, add_arguments=None):
     """The whole main() of a suite of STEPS on the real control plane: parses STEP names (and
-    real_parser()'s options), runs each `steps[name](cp, helm, state)` in order with one state
-    dict, and returns the exit status. CHECK_SERVER(helm, server) may refuse the server first
-    (a Failure)."""
-    args = parse_names(real_parser(), steps, "step")
+    real_parser()'s options, and those ADD_ARGUMENTS(parser) adds), runs each
+    `steps[name](cp, helm, state)` in order with one state dict (state["args"]: the parsed
+    arguments), and returns the exit status. CHECK_SERVER(helm, server) may refuse the server
+    first (a Failure)."""
+    ap = real_parser()
+    if add_arguments:
+        add_arguments(ap)
+    args = parse_names(ap, steps, "step")
 
     def setup(cp, helm, server):
         if check_server:
             check_server(helm, server)
-        state = {}
+        state = {"args": args}
         return lambda name: steps[name](cp, helm, state)
     return run_real(args, args.steps or list(steps), setup, cluster=cluster)
