@@ -285,8 +285,8 @@ def check_kubeconform(helm, args):
             kinds |= {k for k, *_ in got}
             log(f"ok: kubeconform -strict, {what}: {len(got)} objects valid "
                 f"({', '.join(sorted({k for k, *_ in got}))})")
-        log(f"ok: {len(files)} renderings and manifests, {len(kinds)} kinds, all valid against Kubernetes "
-            f"{helm.kube_version}'s OpenAPI and the monitoring.coreos.com CRDs, none skipped")
+        log(f"ok: {len(files)} renderings and manifests, {len(kinds)} kinds, all valid against "
+            f"Kubernetes {helm.kube_version}'s OpenAPI and the monitoring.coreos.com CRDs, none skipped")
         check_kubeconform_refuses(args, helm, schemas, tmp, files)
 
 
