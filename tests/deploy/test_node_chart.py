@@ -64,7 +64,10 @@ Steps (default: delete crash helmtest ct, the gate's; the others run in the full
             stays live and not Ready until the API server is back.
 Then `helm uninstall` removes the pods. The times are printed.
 Needs root, docker, the node's binaries (tests/realkube/build.sh --node), Debian's
-docker-registry and the release tools (tests/release/tools/build.sh)."""
+docker-registry and the release tools (tests/release/tools/build.sh).
+
+Over 400 lines: one node and one release for all the steps (each a method of 20-60 lines),
+because bringing them up is the costly part (a minute or more)."""
 import json
 import re
 import subprocess
