@@ -30,7 +30,7 @@ install (always): every pod Ready under the kubelet's probes; exactly one pod an
   the Lease's holderIdentity is its identity; `kubectl get pods -l leasehold.io/leader=true`
   names exactly the leader and the leader Service's EndpointSlice holds exactly its pod IP
   (the states are waited for: they follow the election). Each step ends back in that state.
-Steps (default: delete crash helmtest reinstall, the gate's; the others run in the full suite):
+Steps (default: delete crash helmtest ct reinstall, the gate's; the others run in the full suite):
   delete    `kubectl delete pod` of the leader: the kubelet stops the app container, which
             takes APP_DRAIN (2 s) to exit, then the native sidecar, which releases the Lease:
             the sidecar leads through the app's drain, and another pod says leader=true, with a
@@ -45,6 +45,12 @@ Steps (default: delete crash helmtest reinstall, the gate's; the others run in t
             until it names a holder) and it succeeds, with no status written by the test; then
             its pod, ServiceAccount, Role and RoleBinding are deleted (hook-succeeded) and the
             Lease has the same holder and token (the test's Role only reads it);
+  ct        chart-testing's `ct install --config tests/deploy/ct.yaml` (ct from
+            tests/release/tools/build.sh, in --tools): charts/leasehold from this checkout with
+            its defaults but the released image (--helm-extra-set-args), in a namespace of ct's
+            own: helm install --wait, kubectl rollout status of the Deployment, `helm test` for
+            real, then ct's clean-up (helm uninstall, the namespace deleted and gone); the demo
+            release's leader is not disturbed (the next step's settle, the samplers);
   reinstall `helm uninstall --wait`, then `helm install` at once: the chart's pre-delete hook
             (`leasehold scale-down`) took the pods down while their Role existed, so the Lease
             is released (holder empty, leaseTransitions not lower: the fencing token survives),
@@ -65,9 +71,13 @@ Steps (default: delete crash helmtest reinstall, the gate's; the others run in t
             stays live and not Ready until the API server is back.
 Then `helm uninstall` removes the pods. The times are printed.
 Needs root, docker, the node's binaries (tests/realkube/build.sh --node), Debian's
-docker-registry and the release tools (tests/release/tools/build.sh)."""
+docker-registry and the release tools (tests/release/tools/build.sh).
+
+Over 400 lines: one node and one release for all the steps (each a method of 20-60 lines),
+because bringing them up is the costly part (a minute or more)."""
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -81,6 +91,7 @@ from leasehold_testing.kube_time import epoch
 from leasehold_testing.node_cluster import NodeCluster
 from leasehold_testing.node_release import NodeRelease, product_images
 from leasehold_testing.oci_registry import OciRegistryError
+from leasehold_testing.paths import ROOT
 from leasehold_testing.pod_load import PodLoad
 from leasehold_testing.pod_watch import PodWatch
 
@@ -101,6 +112,7 @@ APP_DRAIN = 2.0
 # accept, and leaves room for the samplers, the writer, the askers and the releases.
 MEMORY_STREAMS = 1000
 MEMORY_LOAD_SECONDS = 20.0
+CT_CONFIG = ROOT / "tests/deploy/ct.yaml"
 APP_COMMAND = ["/bin/sh", "-c", f"trap 'sleep {APP_DRAIN:.0f}; exit 0' TERM; while true; do "
                "wget -qO- http://127.0.0.1:4040/leader || echo 'sidecar not answering'; echo; "
                "sleep 5 & wait $!; done"]
@@ -115,8 +127,8 @@ class Scenarios:
     """The steps after the install, each from a state with one leader that every pod agrees on
     and back to it; `leader` and `answer` are that state."""
 
-    def __init__(self, cluster, watch):
-        self.cluster, self.watch = cluster, watch
+    def __init__(self, cluster, watch, rel, tools):
+        self.cluster, self.watch, self.rel, self.tools = cluster, watch, rel, tools
         self.d, self.p = (parse_duration(chart_value(f"timings.{k}"))
                           for k in ("leaseDuration", "retryPeriod"))
         self.replicas = chart_value("example.replicas")
@@ -429,6 +441,36 @@ class Scenarios:
             f"ServiceAccount, Role and RoleBinding deleted after; the Lease still held by "
             f"{after.get('holderIdentity')} (token {after.get('leaseTransitions')})")
 
+    def ct(self):
+        """ct install of charts/leasehold beside the demo release, with the released image."""
+        published = self.rel.published()
+        sets = " ".join((f"--set=image.repository={self.rel.registry.host}/leasehold",
+                         f"--set=image.tag={published.version}",
+                         f"--set=image.digest={published.index_digest}"))
+        argv = [str(self.tools / "ct"), "install", "--config", str(CT_CONFIG), "--debug",
+                "--helm-extra-set-args", sets, "--helm-extra-args", "--timeout 180s"]
+        helm = self.cluster.helm_runner
+        # ct finds helm and kubectl on PATH; helm's state and KUBECONFIG are the test's.
+        env = {**helm.env, "PATH": f"{helm.path.parent}:/usr/bin:/bin"}
+        t0 = time.monotonic()
+        r = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        took = time.monotonic() - t0
+        out = r.stdout + r.stderr
+        check(r.returncode == 0 and "All charts installed successfully" in out,
+              f"ct install exited {r.returncode}:\n{out[-6000:]}")
+        m = re.search(r'^Creating namespace "([^"]+)"', out, re.M)
+        check(m, f"ct install named no namespace it created:\n{out[-3000:]}")
+        ns = m.group(1)
+        check(re.search(r"^Phase:\s+Succeeded$", out, re.M)
+              and re.search(r"^>>> helm test ", out, re.M), f"ct install ran no passing helm "
+              f"test:\n{out[-3000:]}")
+        gone = self.cluster.cp.kubectl("get", "namespace", ns, ok=False)
+        check(gone.returncode != 0 and "NotFound" in gone.stderr,
+              f"ct install left its namespace {ns}: {gone.stdout}{gone.stderr}")
+        log(f"ct: ct install of charts/leasehold with {published.version}@"
+            f"{published.index_digest[:19]}... in {ns}: helm install --wait, rollout status, "
+            f"helm test passed, uninstalled and the namespace deleted, in {took:.1f}s")
+
 
 def memory_cgroup(pid):
     """The cgroup v1 memory folder of PID (this machine's cgroup v1; the node's kubelet uses
@@ -447,7 +489,7 @@ def proc_kib(pid, field):
     raise Failure(f"/proc/{pid}/status has no {field}")
 
 
-GATE_STEPS = ("delete", "crash", "helmtest", "reinstall")
+GATE_STEPS = ("delete", "crash", "helmtest", "ct", "reinstall")
 STEPS = GATE_STEPS + ("rollout", "evict", "memory", "probes")
 
 
@@ -492,7 +534,7 @@ def on_the_node(cp, args, steps, tmp, rel):
     rel.check_pulled(cluster, pods)
 
     with PodWatch(cluster, tmp / "fence.db") as watch:
-        scenarios = Scenarios(cluster, watch)
+        scenarios = Scenarios(cluster, watch, rel, args.tools)
         scenarios.install = install
         name = scenarios.settle("after the install")
         log(f"install: {name} leads ({scenarios.answer['holder']}, token "

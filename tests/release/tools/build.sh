@@ -6,8 +6,12 @@
 #   syft                    github.com/anchore/syft                 (syft/go.mod)
 #   cosign                  github.com/sigstore/cosign/v2           (cosign/go.mod)
 #   krew, validate-krew-manifest  sigs.k8s.io/krew                  (krew/go.mod)
+#   ct                      github.com/helm/chart-testing/v3        (chart-testing/go.mod)
+#   kubeconform             github.com/yannh/kubeconform            (kubeconform/go.mod)
 # scripts/release.sh assembles the image index and pushes with crane, writes the SBOM with
-# syft, signs with cosign; the krew manifest is checked and installed with krew's own tools.
+# syft, signs with cosign; the krew manifest is checked and installed with krew's own tools;
+# the chart is checked with the Helm ecosystem's ct lint and kubeconform before it is
+# published (tests/deploy/test_chart_tools.py) and installed by ct install on the node.
 # go.sum is committed and the build is -mod=readonly (tests/realkube/build.sh's use_pinned_go),
 # stripped (-s -w), stamped with each module's version as its own release build does.
 # A cold build downloads the modules and compiles for minutes (README.md here has the times),
@@ -97,4 +101,9 @@ tool krew sigs.k8s.io/krew "-X sigs.k8s.io/krew/internal/version.gitTag=@VERSION
 tool cosign github.com/sigstore/cosign/v2 \
   "-X sigs.k8s.io/release-utils/version.gitVersion=@VERSION@" \
   cosign=github.com/sigstore/cosign/v2/cmd/cosign
+ct_cmd=github.com/helm/chart-testing/v3/ct/cmd
+tool chart-testing github.com/helm/chart-testing/v3 "-X $ct_cmd.Version=@VERSION@" \
+  ct=github.com/helm/chart-testing/v3/ct
+tool kubeconform github.com/yannh/kubeconform "-X main.version=@VERSION@" \
+  kubeconform=github.com/yannh/kubeconform/cmd/kubeconform
 echo "release/tools/build.sh: all in $out ($(($(date +%s) - total_start)) s)"

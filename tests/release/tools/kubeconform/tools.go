@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package tools pins the programs tests/release/tools/build.sh builds; nothing imports it.
+package tools
+
+import (
+	_ "github.com/yannh/kubeconform/cmd/kubeconform"
+)
