@@ -1,7 +1,6 @@
 #include "teardown/DeploymentScaleDown.h"
 
 #include <cctype>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "kube/RefusalHint.h"
@@ -11,14 +10,6 @@ namespace {
 
 bool transient(const kube::ApiResponse& r) {
   return r.code == 0 || r.code == 429 || r.code >= 500;
-}
-
-std::string seconds(time::Duration d) {
-  char buf[32];
-  std::snprintf(
-      buf, sizeof buf, "%.3fs",
-      static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) / 1e6);
-  return buf;
 }
 
 std::string podList(const std::set<std::string>& pods) {
@@ -69,7 +60,7 @@ std::string DeploymentScaleDown::deploymentName() const {
 }
 
 std::string DeploymentScaleDown::elapsed() const {
-  return seconds(clock_.now() - started_);
+  return time::formatDuration(clock_.now() - started_);
 }
 
 void DeploymentScaleDown::run(std::function<void(int)> done) {
@@ -104,14 +95,14 @@ void DeploymentScaleDown::timedOut() {
               " (is their terminationGracePeriodSeconds longer than --timeout?)";
     }
   }
-  out_.error("leasehold scale-down: timed out after " + seconds(options_.timeout) + " " + what +
-             (lastProblem_.empty() ? "" : "; last problem: " + lastProblem_));
+  out_.error("leasehold scale-down: timed out after " + time::formatDuration(options_.timeout) +
+             " " + what + (lastProblem_.empty() ? "" : "; last problem: " + lastProblem_));
   finish(1);
 }
 
 void DeploymentScaleDown::retryLater(const std::string& what, std::function<void()> again) {
   lastProblem_ = what;
-  out_.info(what + "; retrying in " + seconds(options_.retryInterval));
+  out_.info(what + "; retrying in " + time::formatDuration(options_.retryInterval));
   retry_ = std::move(again);
   retryTimer_->armAt(clock_.now() + options_.retryInterval);
 }
@@ -164,8 +155,9 @@ void DeploymentScaleDown::patch() {
               // status.replicas: the pods the controller counted before this change.
               const int had = scale["status"].value("replicas", 0);
               out_.info(deploymentName() + " scaled to 0 replicas (its status had " +
-                        std::to_string(had) + "); waiting up to " + seconds(options_.timeout) +
-                        " for its pods (" + selector_ + ") to go");
+                        std::to_string(had) + "); waiting up to " +
+                        time::formatDuration(options_.timeout) + " for its pods (" + selector_ +
+                        ") to go");
               list();
             });
 }

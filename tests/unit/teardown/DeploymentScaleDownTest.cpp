@@ -118,7 +118,7 @@ TEST(DeploymentScaleDownTest, EachWayItEnds) {
          watch->send(podEvent("DELETED", "demo-b"));
          EXPECT_TRUE(watch->cancelled());
        },
-       0, "no pod of deployment ns/demo left after 2.500s", ""},
+       0, "no pod of deployment ns/demo left after 2.5s", ""},
       {"no pod to begin with",
        [](Harness& h) {
          h.expectScale(200, scaleAnswer(0));
@@ -176,7 +176,7 @@ TEST(DeploymentScaleDownTest, EachWayItEnds) {
          EXPECT_TRUE(watch->cancelled());
        },
        1, "",
-       "timed out after 40.000s waiting for the pods of deployment ns/demo "
+       "timed out after 40s waiting for the pods of deployment ns/demo "
        "(app.kubernetes.io/instance=demo,app.kubernetes.io/name=leasehold) to go; still there: "
        "demo-b"},
       {"the API server never answers",
@@ -184,8 +184,8 @@ TEST(DeploymentScaleDownTest, EachWayItEnds) {
          for (int i = 0; i < 3; ++i)
            h.api.expect("PATCH", kScale).noAnswer("timed out after 5s");
        },
-       [](Harness& h) { h.clock.advance(3s); }, 1, "retrying in 1.000s",
-       "timed out after 3.000s before deployment ns/demo was scaled to 0; last problem: scaling "
+       [](Harness& h) { h.clock.advance(3s); }, 1, "retrying in 1s",
+       "timed out after 3s before deployment ns/demo was scaled to 0; last problem: scaling "
        "deployment ns/demo: no answer",
        3s},
       {"an answer with no selector", [](Harness& h) { h.expectScale(200, scaleAnswer(3, "")); },
