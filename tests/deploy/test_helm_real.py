@@ -196,7 +196,8 @@ def step_install(cp, helm, state):
 
     r = helm.run("install", RELEASE, CHART, "-n", NS)
     check("STATUS: deployed" in r.stdout, f"helm install: {r.stdout}")
-    check(f"kubectl -n {NS} get lease {RELEASE}" in r.stdout, f"NOTES: {r.stdout}")
+    check(f"kubectl -n {NS} get lease {RELEASE}" in r.stdout
+          and "helm uninstall first scales the Deployment to 0" in r.stdout, f"NOTES: {r.stdout}")
     log(f"ok: helm install on Kubernetes v{helm.kube_version} (chart kubeVersion "
         f"{test_chart.chart_meta()['kubeVersion']}): "
         f"{test_chart.first_line(r.stdout, 'STATUS')}; NOTES show `get lease {RELEASE}`")

@@ -53,6 +53,9 @@ uninstall    `helm uninstall` removes the mode's objects and the ConfigMap; a la
              then admitted untouched; webhook: `leasehold inject` exits 0 on SIGTERM.
 same         the pods inject and annotations admitted (their specs, the ServiceAccount's token
              volume aside) and the refusals' messages are the same from both modes.
+
+Over 400 lines: every step is written once for both modes (the mode objects above say where
+they differ), on one control plane, whose start is the costly part.
 """
 import base64
 import copy
