@@ -4,7 +4,7 @@
 pods as an app sees them:
 
     test_node_variants.py --build-dir DIR --tools DIR [--helm BIN] [STEP...]
-        STEP: manifests runmode shards inject (default: all)
+        STEP: manifests runmode shards inject inject_webhook (default: all)
 
 manifests  `kubectl apply` of manifests/, as README says for another namespace (`sed` of
            `namespace: default`) with the image set to the released one, REGISTRY/leasehold:
@@ -25,6 +25,9 @@ inject     the chart from the registry with injector.enabled and leases: [shop] 
            sidecar, first among its init containers, pulled by digest; the unlabelled pod none;
            one leader that every shop pod and the Lease agree on; after the leader pod's delete
            another leads with a higher token.
+inject_webhook  the same with injector.mode=webhook: `leasehold inject` from the released image
+           as the chart's Deployment of two (rollout complete), its Service called by the API
+           server with the chart's CA, then every check of inject.
 Leasehold's image and chart come from scripts/release.sh of this checkout to a local registry
 (leasehold_testing.node_release, as deploy.node_chart), which the node's containerd pulls from;
 only the app's and run mode's images are imported. Needs root, docker, docker-registry, the
@@ -46,7 +49,7 @@ from leasehold_testing.oci_registry import OciRegistryError
 from leasehold_testing.paths import ROOT, product_version
 
 RUN_IMAGE = chart_value("runMode.image")
-STEPS = ("manifests", "runmode", "shards", "inject")
+STEPS = ("manifests", "runmode", "shards", "inject", "inject_webhook")
 
 
 def manifests(cp, helm, rel):
@@ -177,8 +180,8 @@ def sidecar_names(pod):
             if c["name"] == "leasehold"]
 
 
-def inject(cp, helm, rel):
-    ns, n = "node-inject", 3
+def inject(cp, helm, rel, mode="policy"):
+    ns, n = f"node-inject-{mode}", 3
     published = rel.published()
     cluster = NodeCluster(cp, ns, helm)
     cp.kubectl("create", "namespace", ns)
@@ -187,12 +190,19 @@ def inject(cp, helm, rel):
         cluster.kubectl("create", "serviceaccount", name)
     # The injector, once for the cluster, in a namespace of its own, with the grants of the
     # Lease "shop" for the ServiceAccount "shop" (README "Add leader election to your
-    # Deployment", word for word).
-    NodeCluster(cp, "leasehold", helm).install_released_chart(
+    # Deployment", word for word; injector.mode=webhook as its webhook example).
+    injector = NodeCluster(cp, "leasehold", helm)
+    injector.install_released_chart(
         "leasehold", rel.registry, published.chart_version, "--set", "injector.enabled=true",
+        "--set", f"injector.mode={mode}",
         "--set", "example.enabled=false", "--set", "tests.enabled=false", "--set-json",
         "leases=" + json.dumps([{"name": "shop", "serviceAccount": "shop", "namespace": ns}]),
         pods=False)
+    if mode == "webhook":
+        # `leasehold inject` from the released image, two replicas behind the Service the API
+        # server calls (its ClusterIP, through kube-proxy's rules), with the chart's CA.
+        injector.kubectl("rollout", "status", "deployment/leasehold-injector", "--timeout=180s",
+                         timeout=200)
     # An admission policy takes effect once the API server has loaded it, a moment after helm
     # returns: pods created before that are admitted without the sidecar (README says to wait
     # for a dry run to show it, as here).
@@ -209,7 +219,8 @@ def inject(cp, helm, rel):
         return out and sidecar_names(json.loads(out)) == ["leasehold"]
     t0 = time.monotonic()
     wait_for("the injector in effect (a dry run gets the sidecar)", injecting, 60, interval=0.5)
-    log(f"inject: the policy in effect {time.monotonic() - t0:.1f}s after helm install returned")
+    log(f"inject ({mode}): the injector in effect {time.monotonic() - t0:.1f}s after it was "
+        "installed")
     cluster.kubectl("apply", "-f", "-", input=json.dumps(
         {"apiVersion": "v1", "kind": "List",
          "items": [shop_deployment("shop", n, True), shop_deployment("plain", 1, False)]}))
@@ -236,13 +247,16 @@ def inject(cp, helm, rel):
                                                         container="web"), 60, interval=0.5)
     check(after["fencingToken"] > answer["fencingToken"],
           f"token {answer['fencingToken']} -> {after['fencingToken']}: a new term's is higher")
-    log(f"inject: {n} pods of a Deployment of the user's own (Pod Security restricted) got one "
-        f"sidecar each from the injector; the unlabelled one none; {first} led (token "
+    log(f"inject ({mode}): {n} pods of a Deployment of the user's own (Pod Security "
+        f"restricted) got one sidecar each from the injector; the unlabelled one none; {first} led (token "
         f"{answer['fencingToken']}); after its delete {leader['metadata']['name']} leads "
         f"({time.monotonic() - t0:.1f}s later, token {after['fencingToken']})")
     cluster.kubectl("delete", "deployment", "shop", "plain", "--wait=true", timeout=120)
-    NodeCluster(cp, "leasehold", helm).helm("uninstall", "leasehold", "--wait",
-                                            "--timeout", "120s")
+    injector.helm("uninstall", "leasehold", "--wait", "--timeout", "120s")
+
+
+def inject_webhook(cp, helm, rel):
+    inject(cp, helm, rel, mode="webhook")
 
 
 def main():
