@@ -63,7 +63,13 @@ void EtcdCampaign::call(std::string method, std::string body, bool idempotent,
   std::weak_ptr<char> alive = alive_;
   etcd_.call(std::move(c), [this, alive, then = std::move(then)](EtcdReply reply) {
     if (alive.expired()) return;
-    if (reply.ok()) lastTrouble_.clear();
+    if (reply.ok()) {
+      lastTrouble_.clear();
+      if (!refusal_.empty()) {
+        refusal_.clear();
+        emit(ElectorEvent::Kind::kObserved, "etcd answers this candidate's requests again");
+      }
+    }
     then(std::move(reply));
   });
 }
@@ -72,6 +78,9 @@ void EtcdCampaign::trouble(const std::string& what, const EtcdReply& reply) {
   std::string message = what + ": " + reply.message;
   if (message == lastTrouble_) return;
   lastTrouble_ = message;
+  const bool refused =
+      reply.kind == EtcdReply::Kind::kDenied || reply.kind == EtcdReply::Kind::kRejected;
+  if (refused) refusal_ = message;
   emit(ElectorEvent::Kind::kStoreFailed, std::move(message));
 }
 
@@ -467,6 +476,7 @@ bool EtcdCampaign::leaderAt(time::MonoTime now) const {
 election::Leadership EtcdCampaign::leadership() const {
   election::Leadership l;
   l.identity = config_.identity;
+  l.problem = refusal_;
   if (leader_) {
     l.holder = leader_->value;
     l.fencingToken = leader_->createRevision;

@@ -154,6 +154,9 @@ class EtcdCampaign final : public election::Candidacy {
   time::Duration cooldownTime_{};
   std::vector<std::function<void()>> releaseDone_;
   std::string lastTrouble_;
+  // While etcd refuses this candidate's requests (kDenied: credentials or role; kRejected): the
+  // last such trouble, shown as Leadership::problem until a request is answered.
+  std::string refusal_;
 };
 
 }  // namespace leasehold::etcd

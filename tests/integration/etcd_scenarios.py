@@ -658,6 +658,8 @@ def bad_input(env):
     env.add_user("nobody", prefix="other/")
     s = env.sidecar("no-permission", user="nobody").start()
     keeps_running_not_leading(s, ["permission denied"], shows)
+    problem = (s.status() or {}).get("problem", "")
+    check("permission denied" in problem, f"/leader must name the refusal: {s.status()}")
 
     missing = env.dir / "missing.password"
     s = env.sidecar("no-password-file", password_file=missing)

@@ -347,6 +347,35 @@ TEST_F(EtcdCampaignTest, ImpossibleSettingsAreRefusedWithTheirReason) {
                std::invalid_argument);
 }
 
+// etcd refusing the candidate (no role on the prefix, a wrong password): /leader's "problem"
+// says so until a request is answered again, as on Kubernetes; a transient failure is no
+// problem of that kind.
+TEST_F(EtcdCampaignTest, ARefusedCandidateShowsTheProblemUntilEtcdAnswersAgain) {
+  EtcdReply denied;
+  denied.kind = EtcdReply::Kind::kDenied;
+  denied.code = kCodePermissionDenied;
+  denied.message = "memory answered 403: etcdserver: permission denied (code 7)";
+  EtcdReply unavailable;
+  unavailable.message = "no answer from memory: connection reset";
+  etcd.failNext("lease/grant", unavailable);
+  auto a = candidate("a");
+  a->campaign.start();
+  settle();
+  EXPECT_EQ(a->campaign.leadership().problem, "");
+  etcd.failNext("lease/grant", denied);
+  clock.advance(1s);  // the retry after P
+  settle();
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->campaign.leadership().problem,
+            "granting a lease: memory answered 403: etcdserver: permission denied (code 7)");
+  clock.advance(1s);  // the next grant is answered
+  settle();
+  EXPECT_TRUE(a->leads());
+  EXPECT_EQ(a->campaign.leadership().problem, "");
+  EXPECT_NE(a->details(Kind::kObserved).find("answers this candidate's requests again"),
+            std::string::npos);
+}
+
 // ---- the keep-alive's confirmation (docs/design.md, "The etcd store") ----
 
 // A keep-alive counts only once a linearizable read sent after its answer came answers in the
