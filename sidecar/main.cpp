@@ -62,8 +62,24 @@ int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environme
     }
     labelledPod = lh::kube::PodRef{podNamespace, podName};
   }
+  std::optional<lh::kube::OwnPod> fastFailover;
+  if (cfg.fastFailover) {
+    std::string missing;
+    for (const char* key : {"POD_NAME", "POD_UID", "LEASEHOLD_CONTAINER"}) {
+      if (envOr(env, key).empty()) missing += (missing.empty() ? "" : ", ") + std::string(key);
+    }
+    if (!missing.empty()) {
+      return lh::app::failToStart(
+          "--fast-failover needs POD_NAME and POD_UID from the downward API (metadata.name, "
+          "metadata.uid) and LEASEHOLD_CONTAINER (this container's name); not set: " +
+          missing);
+    }
+    fastFailover = lh::kube::OwnPod{
+        podNamespace, envOr(env, "POD_NAME"),
+        lh::kube::OwnContainer{envOr(env, "POD_UID"), envOr(env, "LEASEHOLD_CONTAINER")}};
+  }
   return lh::app::runSidecarProcess(
-      {cfg, *rest, ns, envOr(env, "POD_IP"), watchHook.seconds, labelledPod}, logger);
+      {cfg, *rest, ns, envOr(env, "POD_IP"), watchHook.seconds, labelledPod, fastFailover}, logger);
 }
 
 }  // namespace

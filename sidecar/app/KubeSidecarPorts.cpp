@@ -4,6 +4,7 @@
 
 #include "app/StatusFilePorts.h"
 #include "kube/EventRecorder.h"
+#include "kube/HolderPodWatch.h"
 #include "kube/LeaseClient.h"
 #include "kube/LeaseElection.h"
 
@@ -19,13 +20,31 @@ lock::SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
   leaseOptions.requestDeadline = setup.requestDeadline;
   leaseOptions.watchTimeoutSeconds = setup.watchTimeoutSeconds;
   leaseOptions.onWatchProblem = [&logger](const std::string& what) { logger.warn(what); };
+  kube::LeaseTarget target{setup.lease.name, setup.lease.ns, setup.podName, setup.podIp};
+  std::unique_ptr<kube::HolderPodWatch> witness;
+  if (setup.fastFailover) {
+    target.podUid = setup.fastFailover->container.podUid;
+    target.container = setup.fastFailover->container.container;
+    kube::HolderPodWatchOptions o;
+    o.podNamespace = setup.fastFailover->ns;
+    o.self = setup.fastFailover->container;
+    o.requestDeadline = setup.sideRequestDeadline;
+    o.watchTimeoutSeconds = setup.watchTimeoutSeconds;
+    o.onVerdict = [&logger](const std::string& why) {
+      logger.info("fast failover: no proof yet", {{"why", why}});
+    };
+    o.onProof = [&logger](const std::string& proof) {
+      logger.info("fast failover: the holder's process exited", {{"proof", proof}});
+    };
+    o.onProblem = [&logger](const std::string& what) { logger.warn(what); };
+    // On the side connection: a pod watch never queues in front of a renewal.
+    witness = std::make_unique<kube::HolderPodWatch>(api.side(), clock, std::move(o), random01);
+  }
   auto election = std::make_unique<kube::LeaseElection>(
       clock,
-      std::make_unique<kube::LeaseClient>(
-          api.lease(), clock,
-          kube::LeaseTarget{setup.lease.name, setup.lease.ns, setup.podName, setup.podIp},
-          leaseOptions, random01),
-      elector, random01);
+      std::make_unique<kube::LeaseClient>(api.lease(), clock, std::move(target), leaseOptions,
+                                          random01),
+      elector, random01, std::move(witness));
   // The Events name the Lease as the election last saw it; the Sidecar owns both the election
   // and this port, so the pointer lives as long as the port can be called.
   const kube::LeaseElection* seen = election.get();

@@ -1,6 +1,7 @@
 #pragma once
 // The production ports of one Sidecar on a Kubernetes Lease: its candidacy (kube::LeaseElection
-// on kube::LeaseClient, with the watch), Kubernetes Events through kube::EventRecorder,
+// on kube::LeaseClient, with the watch, and --fast-failover's kube::HolderPodWatch), Kubernetes
+// Events through kube::EventRecorder,
 // --pod-label through kube::PodLabeler, and --status-file through publish::StatusFileWriter (on
 // the runtime::BlockingWorker). Everything one Lease needs and nothing shared.
 #include <functional>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "app/ApiConnections.h"
+#include "kube/HolderExitRule.h"
 #include "kube/PodLabeler.h"
 #include "lock/Sidecar.h"
 #include "log/Logger.h"
@@ -32,6 +34,8 @@ struct KubeSidecarSetup {
   // --pod-label: the label key and the pod; nullopt when not asked for.
   std::optional<std::pair<std::string, kube::PodRef>> podLabel;
   std::string statusFile;  // --status-file, empty for none
+  // --fast-failover: this replica's pod and container; nullopt when not asked for.
+  std::optional<kube::OwnPod> fastFailover;
 };
 
 // The ports (the election built with `elector`, the SidecarConfig's), except

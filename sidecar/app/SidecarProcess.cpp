@@ -25,6 +25,7 @@ KubeSidecarSetup kubeSetup(const SidecarProcessInputs& in) {
   setup.statusFile = cfg.statusFile;
   if (in.watchTimeoutSeconds) setup.watchTimeoutSeconds = *in.watchTimeoutSeconds;
   if (in.labelledPod) setup.podLabel = {{cfg.podLabel, *in.labelledPod}};
+  setup.fastFailover = in.fastFailover;
   return setup;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cluster/RestConfig.h"
 #include "config/Config.h"
+#include "kube/HolderExitRule.h"
 #include "kube/PodLabeler.h"
 #include "log/Logger.h"
 
@@ -21,6 +22,9 @@ struct SidecarProcessInputs {
   std::string podIp;                        // POD_IP (holder annotation), may be empty
   std::optional<int> watchTimeoutSeconds;   // the test hook, when set
   std::optional<kube::PodRef> labelledPod;  // --pod-label's pod, when --pod-label is set
+  // --fast-failover: this replica's pod ($POD_NAME, $POD_UID) and container
+  // ($LEASEHOLD_CONTAINER), in the namespace where the other holders' pods are (its own).
+  std::optional<kube::OwnPod> fastFailover;
 };
 
 // Runs until the shutdown completes; returns the exit status (2 when it could not start, after

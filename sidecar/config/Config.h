@@ -59,6 +59,12 @@ struct Config {
   // election (the identity is its name, so it must be a DNS-1123 subdomain; the default one
   // then joins with '-' instead of '_').
   bool coordinated = false;
+  // --fast-failover (docs/design.md, "Fast failover"): record this replica's pod UID and
+  // container on the Lease it holds ($POD_UID, $LEASEHOLD_CONTAINER), and take over from a
+  // holder before its Lease expires once the kubelet reports that the holder's process exited.
+  // Needs get/list/watch on pods; Kubernetes only, one Lease (no --shards), no --coordinated,
+  // and no --status-file (a file outlives its writer).
+  bool fastFailover = false;
   // --coordinated-version: what the LeaseCandidate announces (binaryVersion, emulationVersion);
   // empty: leasehold's own version.
   std::string coordinatedVersion;

@@ -186,6 +186,12 @@ const std::vector<Setting>& settings() {
        "pick the leader instead of competing (needs the CoordinatedLeaderElection feature gate; "
        "default: off)",
        boolean(&Config::coordinated)},
+      {"fast-failover", "fastFailover", ValueKind::Boolean, "",
+       "Take over from a holder whose process the kubelet reports exited (its container "
+       "terminated after its term began) instead of waiting for its Lease to expire; the holder "
+       "records its pod and container from POD_NAME, POD_UID and LEASEHOLD_CONTAINER. Needs "
+       "get/list/watch on pods; not with --status-file, --shards, --coordinated (default: off)",
+       boolean(&Config::fastFailover)},
       {"coordinated-version", "coordinatedVersion", ValueKind::Text, "X.Y.Z",
        "With --coordinated: the version this replica announces; the controller elects the "
        "oldest, so during a rollout the old version leads until none is left (default: "
@@ -431,6 +437,17 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                          "of lowercase letters, digits, '-' and '.'");
     }
   }
+  if (config.fastFailover && config.coordinated) {
+    problems.push_back(name("fast-failover") + " cannot be used with " + name("coordinated") +
+                       " (the API server's controller names the holder)");
+  }
+  if (config.fastFailover && !config.statusFile.empty()) {
+    problems.push_back(
+        name("fast-failover") + " cannot be used with " + name("status-file") +
+        ": a file outlives the process that wrote it, so after a crash its reader would trust "
+        "validUntil for up to the renew deadline while another replica already leads; read "
+        "/leader/watch, whose stream ends when this process does");
+  }
   if (!config.podLabel.empty()) {
     if (auto problem = KubernetesNameRules::labelKey(config.podLabel)) {
       problems.push_back(name("pod-label") + ": \"" + config.podLabel +
@@ -505,6 +522,7 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     refuse("pod-label", !config.podLabel.empty());
     refuse("follower-mode", config.followerMode == FollowerMode::Poll);
     refuse("coordinated", config.coordinated);
+    refuse("fast-failover", config.fastFailover);
     if (!clash.empty()) {
       problems.push_back(name("store") + " etcd cannot be used with " + clash +
                          " (Kubernetes only)");
@@ -534,6 +552,7 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     refuse("follower-mode", config.followerMode == FollowerMode::Poll);
     refuse("release-cooldown", origins.contains("release-cooldown"));
     refuse("coordinated", config.coordinated);
+    refuse("fast-failover", config.fastFailover);
     if (!clash.empty()) problems.push_back(name("shards") + " cannot be used with " + clash);
     if (!unparsed.contains("shard-drain") && config.shardDrain < time::Duration::zero()) {
       problems.push_back(name("shard-drain") + ": must not be negative");

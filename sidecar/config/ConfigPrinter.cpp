@@ -46,6 +46,7 @@ std::string ConfigPrinter::print(const Config& config) {
   out << YAML::Key << "podLabel" << YAML::Value << YAML::DoubleQuoted << config.podLabel;
   out << YAML::Key << "followerMode" << YAML::Value << std::string(toString(config.followerMode));
   if (config.coordinated) out << YAML::Key << "coordinated" << YAML::Value << true;
+  if (config.fastFailover) out << YAML::Key << "fastFailover" << YAML::Value << true;
   if (!config.coordinatedVersion.empty()) {
     out << YAML::Key << "coordinatedVersion" << YAML::Value << YAML::DoubleQuoted
         << config.coordinatedVersion;

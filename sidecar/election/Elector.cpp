@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "election/ClaimRule.h"
 
@@ -37,6 +38,7 @@ Elector::Elector(time::Clock& clock, LeaseStore& store, ElectorConfig config,
 
 Elector::~Elector() {
   if (started_ && config_.followerMode == FollowerMode::kWatch) store_.watch(nullptr);
+  if (witness_) witness_->unfollow();
 }
 
 void Elector::start() {
@@ -150,8 +152,14 @@ void Elector::noteLeadershipChange(std::string detail, bool voluntary) {
   const bool leader = leaderAt(clock_.now());
   if (leader == lastLeader_) return;
   lastLeader_ = leader;
+  if (leader) detail = withProof(std::move(detail));
   emit(leader ? ElectorEvent::Kind::kAcquired : ElectorEvent::Kind::kSteppedDown, std::move(detail),
        {}, voluntary && !leader);
+}
+
+std::string Elector::withProof(std::string detail) {
+  if (exitProof_.empty()) return detail;
+  return std::move(detail) + " before the lease expired: " + std::exchange(exitProof_, {});
 }
 
 // ---- observations ------------------------------------------------------------------------
@@ -177,6 +185,7 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
     observedAt_ = now;
     own_.reset();
     deadlineTimer_->disarm();
+    followHolder();
     noteLeadershipChange("the Lease was deleted");
     return;
   }
@@ -225,6 +234,7 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
     }
   }
 
+  followHolder();
   if (record->holderIdentity != lastHolder_) {
     lastHolder_ = record->holderIdentity;
     if (!record->heldBy(config_.identity) || !isOwnRecord(*record)) {
@@ -246,6 +256,28 @@ void Elector::observe(const std::optional<LeaseRecord>& record) {
     emit(ElectorEvent::Kind::kHandoverRequested,
          "handover requested to " + record->preferredHolder);
   }
+}
+
+void Elector::followHolder() {
+  if (!witness_ || config_.coordinated) return;
+  const bool other = started_ && !stopped_ && observed_ && !observed_->holderIdentity.empty() &&
+                     !isOwnRecord(*observed_);
+  if (!other) {
+    // exitProof_ stays for the acquisition's event (withProof), which may come later.
+    exitProvenFor_ = {};
+    return witness_->unfollow();
+  }
+  if (exitProvenFor_ == observed_->resourceVersion) return;  // proven already: no need to ask
+  exitProvenFor_ = {};
+  exitProof_.clear();
+  std::weak_ptr<char> alive = alive_;
+  witness_->follow(*observed_, [this, alive, rv = observed_->resourceVersion](std::string proof) {
+    if (alive.expired() || !observed_ || observed_->resourceVersion != rv) return;
+    exitProvenFor_ = rv;
+    exitProof_ = std::move(proof);
+    emit(ElectorEvent::Kind::kObserved, exitProof_);
+    if (!releasing_) step();
+  });
 }
 
 // ---- the loop ----------------------------------------------------------------------------
@@ -286,7 +318,9 @@ void Elector::step() {
   // Our own record whose deadline passed (we stepped down), or a released lease: CAS at once.
   if (!leftToOther && (isOwnRecord(rec) || rec.holderIdentity.empty())) return sendWrite(true);
 
-  // Another holder, possibly our identity written by an earlier process.
+  // Another holder, possibly our identity written by an earlier process. Its process has
+  // exited (the witness's proof about this very record): nobody claims it any more.
+  if (!exitProvenFor_.empty() && exitProvenFor_ == rec.resourceVersion) return sendWrite(true);
   const time::MonoTime expiry =
       observedAt_ + (leftToOther ? config_.timings.leaseDuration : holderDuration(rec));
   if (now >= expiry) return sendWrite(true);
@@ -418,6 +452,7 @@ void Elector::onWriteResult(const SentWrite& sent, StoreResult r) {
       own_.reset();
       deadlineTimer_->disarm();
       observedKnown_ = false;
+      exitProof_.clear();  // a takeover on proof that lost the race: whatever comes next is not it
       if (wasLeader) emit(ElectorEvent::Kind::kRenewFailed, std::string(what) + ": conflict");
       noteLeadershipChange(std::string(what) + " conflicted: the lease moved");
       break;
@@ -473,10 +508,12 @@ void Elector::confirm(const LeaseRecord& record, time::MonoTime sentAt, bool acq
     unconfirmed_.pop_front();
   deadlineTimer_->armAt(claimEndsAt(sentAt, config_.timings));
   const bool leader = leaderAt(now);
+  followHolder();  // our record now: nobody else's process to ask about
   if (leader && !wasLeader) {
     lastLeader_ = true;
-    emit(ElectorEvent::Kind::kAcquired,
-         acquisition ? "acquired the lease" : "renewal confirmed after a gap", latency);
+    std::string detail = acquisition ? withProof("acquired the lease")
+                                     : std::string("renewal confirmed after a gap");
+    emit(ElectorEvent::Kind::kAcquired, std::move(detail), latency);
   } else if (leader) {
     emit(ElectorEvent::Kind::kRenewed, "renewed", latency);
   } else {
@@ -573,6 +610,7 @@ void Elector::finishRelease() {
   releaseDone_ = nullptr;
   if (stopped_) {
     if (config_.followerMode == FollowerMode::kWatch) store_.watch(nullptr);
+    if (witness_) witness_->unfollow();
   } else {
     step();
   }

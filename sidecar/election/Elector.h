@@ -17,6 +17,7 @@
 
 #include "election/Candidacy.h"
 #include "election/ElectionTimings.h"
+#include "election/HolderExitWitness.h"
 #include "election/Leadership.h"
 #include "election/LeaseStore.h"
 #include "time/Clock.h"
@@ -82,6 +83,11 @@ class Elector : public Candidacy, private LeaseObserver {
   // may have turned to yes: a refused acquisition leaves no timer behind.
   void setEligibility(std::function<bool()> eligible) override { eligible_ = std::move(eligible); }
   void reconsider() override;
+  // --fast-failover: while another holder's record is observed, `witness` follows it, and a
+  // proof that its process exited lets this replica take over at once (a compare-and-swap on
+  // that record, a new term) instead of at observation + D. Set before start(); must outlive
+  // the Elector. Not used in coordinated mode (the controller names the holder).
+  void setExitWitness(HolderExitWitness* witness) { witness_ = witness; }
 
  private:
   struct SentWrite {
@@ -115,6 +121,8 @@ class Elector : public Candidacy, private LeaseObserver {
   void finishRelease();
   void onDeadline();
   void stepCoordinated(time::MonoTime now);
+  // Asks the witness about the observed record's holder, or stops asking.
+  void followHolder();
 
   bool leaderAt(time::MonoTime now) const;
   bool isOwnRecord(const LeaseRecord& r) const;
@@ -125,6 +133,8 @@ class Elector : public Candidacy, private LeaseObserver {
   void emit(ElectorEvent::Kind kind, std::string detail, time::Duration latency = {},
             bool voluntary = false);
   void noteLeadershipChange(std::string detail, bool voluntary = false);
+  // An acquisition's detail, with the witness's proof when it was the reason (said once).
+  std::string withProof(std::string detail);
 
   time::Clock& clock_;
   LeaseStore& store_;
@@ -132,6 +142,10 @@ class Elector : public Candidacy, private LeaseObserver {
   std::function<double()> random01_;
   std::function<void(const ElectorEvent&)> handler_;
   std::function<bool()> eligible_;  // shard mode (setEligibility)
+  HolderExitWitness* witness_ = nullptr;
+  // The resourceVersion of the record whose holder the witness proved gone, and the proof.
+  ResourceVersion exitProvenFor_;
+  std::string exitProof_;
   std::unique_ptr<time::Timer> wakeTimer_;
   std::unique_ptr<time::Timer> deadlineTimer_;
   std::unique_ptr<time::Timer> releaseTimer_;  // a release asked for from inside a handler

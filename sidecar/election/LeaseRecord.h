@@ -33,6 +33,10 @@ struct LeaseRecord {
   // display only. Writers fill them from their own pod.
   std::string holderPod;
   std::string holderAddress;
+  // Where the holder's process runs (leasehold.io/holder-process, "<pod UID>/<container>/
+  // <identity>", written by holders that know both): what a fast-failover follower asks the
+  // kubelet's pod status about. The election passes it on without reading it.
+  std::string holderProcess;
   // A handover request: spec.preferredHolder where the server keeps it, else the annotation
   // leasehold.io/preferred-holder (an identity or a pod name; "" = none). Written by operators;
   // the election only ever clears it (the new holder does), so it is not part of sameSpec().

@@ -5,10 +5,14 @@
 #include <charconv>
 #include <chrono>
 
+#include "kube/JsonFields.h"
+
 namespace leasehold::kube {
 namespace {
 
 using election::LeaseRecord;
+using json_fields::member;
+using json_fields::readString;
 using nlohmann::json;
 using time::WallTime;
 
@@ -20,24 +24,6 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
     v = v * 10 + (s[i] - '0');
   }
   out = v;
-  return true;
-}
-
-const json* member(const json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-bool readString(const json& obj, const char* key, const std::string& path, std::string& out,
-                std::string& error) {
-  const json* v = member(obj, key);
-  if (!v) return true;
-  if (!v->is_string()) {
-    error = path + key + ": expected a string";
-    return false;
-  }
-  out = v->get<std::string>();
   return true;
 }
 
@@ -93,6 +79,9 @@ bool decodeLeaseObject(const json& obj, LeaseRecord& out, std::string& error) {
       if (!readString(*ann, kHolderPodAnnotation, "metadata.annotations.", r.holderPod, error))
         return false;
       if (!readString(*ann, kHolderAddressAnnotation, "metadata.annotations.", r.holderAddress,
+                      error))
+        return false;
+      if (!readString(*ann, kHolderProcessAnnotation, "metadata.annotations.", r.holderProcess,
                       error))
         return false;
       if (!readString(*ann, kPreferredHolderAnnotation, "metadata.annotations.", r.preferredHolder,
@@ -225,6 +214,16 @@ std::string encodeLease(const LeaseRecord& r, const LeaseTarget& target, bool fo
     meta["annotations"].erase(kHolderAddressAnnotation);
     if (meta["annotations"].empty()) meta.erase("annotations");
   }
+  // Never left behind by a write that does not set it: a follower would ask about a process
+  // that no longer holds the Lease (the identity in it is checked too).
+  if (!r.holderIdentity.empty() && !target.podUid.empty() && !target.container.empty()) {
+    json& ann = meta["annotations"];
+    if (!ann.is_object()) ann = json::object();
+    ann[kHolderProcessAnnotation] = target.podUid + "/" + target.container + "/" + r.holderIdentity;
+  } else if (meta.contains("annotations") && meta["annotations"].is_object()) {
+    meta["annotations"].erase(kHolderProcessAnnotation);
+    if (meta["annotations"].empty()) meta.erase("annotations");
+  }
   json& spec = obj["spec"];
   if (!spec.is_object()) spec = json::object();
   // The election only ever removes a handover request (the new holder does); an operator sets it.
@@ -329,7 +328,8 @@ bool decodeStatus(std::string_view text, ApiStatus& out) {
   return true;
 }
 
-bool decodeWatchEvent(std::string_view line, WatchEvent& out, std::string& error) {
+bool decodeWatchEvent(std::string_view line, WatchEvent& out, std::string& error,
+                      WatchObjects objects) {
   json obj;
   if (!parseJson(line, obj, error, "watch event")) return false;
   const json* type = member(obj, "type");
@@ -371,7 +371,9 @@ bool decodeWatchEvent(std::string_view line, WatchEvent& out, std::string& error
       return false;
     if (!readString(*meta, "name", "object.metadata.", e.name, error)) return false;
   }
-  if (e.type != WatchEvent::Type::kBookmark) {
+  if (e.type != WatchEvent::Type::kBookmark && objects == WatchObjects::kOther) {
+    e.object = object->dump();
+  } else if (e.type != WatchEvent::Type::kBookmark) {
     election::LeaseRecord r;
     if (!decodeLeaseObject(*object, r, error)) {
       error = "watch event: object." + error;

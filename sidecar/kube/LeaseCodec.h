@@ -15,6 +15,10 @@ namespace leasehold::kube {
 
 inline constexpr const char* kHolderPodAnnotation = "leasehold.io/holder-pod";
 inline constexpr const char* kHolderAddressAnnotation = "leasehold.io/holder-address";
+// "<pod UID>/<container>/<identity>": the holder's process, for --fast-failover's followers
+// (kube/HolderExitRule.h). Written with every write of a holder that knows its pod's UID and
+// its container's name, removed by every other write, so that it never outlives its holder.
+inline constexpr const char* kHolderProcessAnnotation = "leasehold.io/holder-process";
 // A handover request on clusters whose API server drops spec.preferredHolder (it keeps it only
 // with spec.strategy and the CoordinatedLeaderElection feature gate).
 inline constexpr const char* kPreferredHolderAnnotation = "leasehold.io/preferred-holder";
@@ -31,6 +35,10 @@ struct LeaseTarget {
   // Labels every write puts on the Lease (shard mode: the group's, so that one label-selected
   // watch sees all of its Leases); labels already there stay.
   std::vector<std::pair<std::string, std::string>> labels{};
+  // --fast-failover: POD_UID (downward API metadata.uid) and LEASEHOLD_CONTAINER (this
+  // container's name), written as leasehold.io/holder-process; empty without it.
+  std::string podUid{};
+  std::string container{};
 };
 
 bool decodeLease(std::string_view json, election::LeaseRecord& out, std::string& error);
@@ -67,9 +75,14 @@ struct WatchEvent {
   Type type = Type::kAdded;
   std::string resourceVersion;                 // of the object (or bookmark)
   std::string name;                            // of the object (metadata.name)
-  std::optional<election::LeaseRecord> lease;  // ADDED/MODIFIED/DELETED
+  std::optional<election::LeaseRecord> lease;  // ADDED/MODIFIED/DELETED of a Lease watch
+  std::string object;                          // ADDED/MODIFIED/DELETED of any other watch
   std::optional<ApiStatus> status;             // ERROR
 };
-bool decodeWatchEvent(std::string_view line, WatchEvent& out, std::string& error);
+// What a watch's objects are: Leases (decoded into `lease`) or anything else (kept as JSON text
+// in `object`, for the owner to decode: a pod watch).
+enum class WatchObjects { kLeases, kOther };
+bool decodeWatchEvent(std::string_view line, WatchEvent& out, std::string& error,
+                      WatchObjects objects = WatchObjects::kLeases);
 
 }  // namespace leasehold::kube

@@ -51,7 +51,8 @@ void ListWatchLoop::setHealthy(bool healthy, const std::string& why) {
   reportedOnce_ = true;
   if (options_.onProblem && (!healthy || wasReported)) {
     options_.onProblem(healthy ? options_.subject + " restored"
-                               : options_.subject + " unavailable, polling instead: " + why);
+                               : options_.subject + " unavailable, " + options_.whileUnavailable +
+                                     ": " + why);
   }
   callbacks_.onHealth(healthy);
 }
@@ -161,7 +162,8 @@ void ListWatchLoop::onLine(std::string_view line) {
   if (line.empty() || !stream_) return;  // !stream_: a line after we gave up on this stream
   WatchEvent e;
   std::string error;
-  if (!decodeWatchEvent(line, e, error)) return retryLater("watch: " + error, true);
+  if (!decodeWatchEvent(line, e, error, options_.objects))
+    return retryLater("watch: " + error, true);
   switch (e.type) {
     case WatchEvent::Type::kError:
       // 410 Expired/Gone: our resourceVersion is too old. Re-list at once (a normal event, not

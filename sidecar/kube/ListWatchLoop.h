@@ -1,6 +1,7 @@
 #pragma once
 // The list-then-watch machinery of a selection of Leases, shared by LeaseWatch (one Lease, by
-// field selector) and LeaseGroupWatch (a shard group, by label selector): LIST with the
+// field selector) and LeaseGroupWatch (a shard group, by label selector), and of one pod
+// (HolderPodWatch, --fast-failover): LIST with the
 // selector, then WATCH (with bookmarks) from the list's resourceVersion; resumed from the last
 // resourceVersion seen when the server ends the watch (timeoutSeconds, spread over [T, 2T) so
 // that replicas do not re-watch in step), re-listed on 410 Expired (an ERROR event or a plain
@@ -30,6 +31,8 @@ struct ListWatchLoopOptions {
   std::string collectionPath;  // "/apis/coordination.k8s.io/v1/namespaces/NS/leases"
   std::string selector;        // "fieldSelector=..." or "labelSelector=...", already escaped
   std::string subject;         // how the problems name it in the log: "watch", "group watch"
+  std::string whileUnavailable = "polling instead";  // what the log says happens meanwhile
+  WatchObjects objects = WatchObjects::kLeases;      // kOther: events carry the object's JSON text
   std::chrono::milliseconds requestDeadline{5000};
   int watchTimeoutSeconds = 300;
   std::function<void(const std::string&)> onProblem;  // for the log; may be unset

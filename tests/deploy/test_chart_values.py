@@ -4,8 +4,8 @@ renders, checked with the real helm (no cluster needed):
 
     test_chart_values.py [--helm BIN] [--sidecar BIN] CHECK...
         CHECK: pod pdb timings native monitoring artifacthub injector leases podlabel
-               uninstall (default: all; timings and uninstall run the binary when --sidecar
-               is given)
+               uninstall fastfailover (default: all; timings, uninstall and fastfailover run
+               the binary when --sidecar is given)
 
 pod         imagePullSecrets, podAnnotations, podLabels, nodeSelector, tolerations, affinity,
             topologySpreadConstraints, priorityClassName and terminationGracePeriodSeconds reach
@@ -54,6 +54,11 @@ uninstall   helm uninstall's pre-delete hook (test_chart.check_uninstall_hook) w
             default, uninstallHook.timeout when given, and one not above the grace period
             refused naming both; names within 63 characters for the longest fullnameOverride;
             with --sidecar the binary parses the Job's arguments (`leasehold scale-down`).
+fastfailover  fastFailover renders --fast-failover with POD_UID (downward API) and
+            LEASEHOLD_CONTAINER naming the container that runs leasehold (the sidecar, or run
+            mode's app), get/list/watch on pods in the Role and no status file; it is refused
+            with the status file, shards or coordinated, naming them; the binary accepts the
+            rendered flags.
 
 Over 400 lines: one check per group of values (each 20-60 lines) over the same rendering
 helpers; split into files, each would repeat the rendering and the comparison with the binary.
@@ -513,6 +518,52 @@ def check_podlabel(helm, _args):
           "UPDATEs, Fail) only with podLabel and where the API is served")
 
 
+FAST = {"fastFailover": True, "statusFile": {"enabled": False}}
+
+
+def check_fastfailover(helm, args):
+    """fastFailover: --fast-failover, POD_UID from the downward API and LEASEHOLD_CONTAINER set
+    to the name of the container that runs leasehold (the sidecar's, run mode's app), pods
+    readable by the Role; refused with the status file, shards and coordinated."""
+    for _, doc in helm.render():
+        check("--fast-failover" not in str(doc), "fast failover is rendered by default")
+    for what, overrides, container in (("sidecar", FAST, "leasehold"),
+                                       ("run mode", deep_merge(FAST, {"runMode": {
+                                           "enabled": True}}), "app")):
+        objs = by_kind(helm.render(overrides))
+        spec = objs[("Deployment", "leasehold")]["spec"]["template"]["spec"]
+        (c,) = [c for c in spec.get("initContainers", []) + spec["containers"]
+                if c["name"] == container]
+        argv = c.get("args", []) + c.get("command", [])
+        env = {e["name"]: e.get("value", e.get("valueFrom")) for e in c["env"]}
+        check("--fast-failover" in argv, f"{what}: {argv}")
+        check(env.get("POD_UID") == {"fieldRef": {"fieldPath": "metadata.uid"}}
+              and env.get("LEASEHOLD_CONTAINER") == container, f"{what}: env {env}")
+        check(not [v for v in spec.get("volumes", []) if v["name"] == "leasehold-status"],
+              f"{what}: the status file's volume is rendered")
+        rules = objs[("Role", "leasehold")]["rules"]
+        check({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}
+              in rules, f"{what}: Role {rules}")
+        if args.sidecar:
+            with tempfile.TemporaryDirectory() as tmp:
+                for argv in rendered_flags(helm.template(overrides)):
+                    ok, err = binary_accepts(args.sidecar, argv, tmp)
+                    check(ok, f"{what}: the binary refuses the rendered flags: {err}")
+        print(f"ok: fastfailover {what}: --fast-failover, POD_UID, LEASEHOLD_CONTAINER="
+              f"{container}, get/list/watch on pods" + (" (the binary accepts the flags)"
+                                                        if args.sidecar else ""))
+    for what, overrides, says in (
+            ("status file", {"fastFailover": True}, "fastFailover needs statusFile.enabled=false"),
+            ("shards", deep_merge(FAST, {"shards": 2}),
+             "fastFailover and shards cannot be used together"),
+            ("coordinated", deep_merge(FAST, {"coordinated": True}),
+             "fastFailover and coordinated cannot be used together")):
+        r = helm.template(overrides, ok=False)
+        check(r.returncode != 0 and says in r.stderr,
+              f"{what}: want a refusal saying {says!r}: {r.stderr.strip()[:300]}")
+        print(f"ok: fastfailover: refused with {what}: {says}")
+
+
 # (what, overrides, the --timeout the hook renders; None: no hook)
 UNINSTALL_CASES = (
     ("defaults", {}, "60s"),
@@ -581,7 +632,7 @@ def check_artifacthub(_helm, _args):
 CHECKS = {"pod": check_pod, "pdb": check_pdb, "timings": check_timings, "native": check_native,
           "monitoring": check_monitoring, "artifacthub": check_artifacthub,
           "injector": check_injector, "leases": check_leases, "podlabel": check_podlabel,
-          "uninstall": check_uninstall}
+          "uninstall": check_uninstall, "fastfailover": check_fastfailover}
 
 
 def main():

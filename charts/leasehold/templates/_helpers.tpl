@@ -231,7 +231,7 @@ otherwise.
   {{- end }}
   args:
     {{- include "leasehold.electionArgs" . | nindent 4 }}
-  {{- include "leasehold.envPortsProbes" . | nindent 2 }}
+  {{- include "leasehold.envPortsProbes" (dict "root" . "container" "leasehold") | nindent 2 }}
   resources:
     {{- toYaml .Values.resources | nindent 4 }}
   securityContext:
@@ -264,6 +264,12 @@ otherwise.
 {{- if .Values.coordinated }}
 - --coordinated=true
 {{- end }}
+{{- if .Values.fastFailover }}
+{{- if .Values.statusFile.enabled }}{{ fail "fastFailover needs statusFile.enabled=false: a status file outlives the process that wrote it, so after a crash its reader would trust validUntil while another replica already leads (read /leader/watch instead)" }}{{- end }}
+{{- if gt (int .Values.shards) 0 }}{{ fail "fastFailover and shards cannot be used together" }}{{- end }}
+{{- if .Values.coordinated }}{{ fail "fastFailover and coordinated cannot be used together" }}{{- end }}
+- --fast-failover
+{{- end }}
 {{- if gt (int .Values.shards) 0 }}
 {{- if .Values.podLabel }}{{ fail "shards and podLabel cannot be used together" }}{{- end }}
 - --shards={{ .Values.shards }}
@@ -275,8 +281,12 @@ otherwise.
 {{- end }}
 {{- end -}}
 
-{{/* Downward API env, the probe port and the probes of whichever container runs leasehold. */}}
+{{/*
+Downward API env, the probe port and the probes of whichever container runs leasehold; called
+with (dict "root" $ "container" NAME), NAME being that container's.
+*/}}
 {{- define "leasehold.envPortsProbes" -}}
+{{- $root := .root -}}
 env:
   # Identity (POD_NAME + random suffix), lease namespace and the holderAddress on /leader.
   - name: POD_NAME
@@ -291,9 +301,19 @@ env:
     valueFrom:
       fieldRef:
         fieldPath: status.podIP
+  {{- if $root.Values.fastFailover }}
+  # --fast-failover: the holder's pod UID and container, recorded on the Lease for the kubelet's
+  # word on whether its process exited.
+  - name: POD_UID
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.uid
+  - name: LEASEHOLD_CONTAINER
+    value: {{ .container | quote }}
+  {{- end }}
 ports:
   - name: lh-probes
-    containerPort: {{ .Values.probePort }}
+    containerPort: {{ $root.Values.probePort }}
     protocol: TCP
 # Listening before the app starts (native sidecar: the app waits for this probe).
 startupProbe:
@@ -368,7 +388,7 @@ The binary links glibc 2.36 dynamically: runMode.image needs glibc 2.36 or newer
   args:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- include "leasehold.envPortsProbes" . | nindent 2 }}
+  {{- include "leasehold.envPortsProbes" (dict "root" . "container" "app") | nindent 2 }}
   resources:
     {{- toYaml .Values.runMode.resources | nindent 4 }}
   securityContext:

@@ -72,6 +72,49 @@ TEST(LeaseCodecTest, ReleaseDropsHolderAnnotationsAndCreateHasNoResourceVersion)
   EXPECT_EQ(created.at("apiVersion"), "coordination.k8s.io/v1");
 }
 
+// --fast-failover's leasehold.io/holder-process: written by a holder that knows its pod UID and
+// container (with its identity), read back, and removed by a write that does not set it (a
+// holder without the flag, a release), so that it never names a process that no longer holds.
+TEST(LeaseCodecTest, HolderProcessFollowsTheHolder) {
+  election::LeaseRecord r = golden();
+  r.holderIdentity = "web-1_abc";
+  LeaseTarget target{"lease-a", "golden", "web-1", "10.0.0.9"};
+  target.podUid = "u-1";
+  target.container = "leasehold";
+  const std::string written = encodeLease(r, target, false);
+  const json body = json::parse(written);
+  EXPECT_EQ(body.at("metadata").at("annotations").at("leasehold.io/holder-process"),
+            "u-1/leasehold/web-1_abc");
+  election::LeaseRecord read;
+  std::string error;
+  ASSERT_TRUE(decodeLease(written, read, error)) << error;
+  EXPECT_EQ(read.holderProcess, "u-1/leasehold/web-1_abc");
+
+  read.holderIdentity = "web-2_def";  // taken over by a replica without --fast-failover
+  const json other = json::parse(encodeLease(read, {"lease-a", "golden", "web-2", ""}, false));
+  EXPECT_FALSE(other.at("metadata").at("annotations").contains("leasehold.io/holder-process"));
+  EXPECT_EQ(other.at("metadata").at("annotations").at("other"), "keep");
+
+  read.holderIdentity.clear();  // released by the holder itself
+  const json released = json::parse(encodeLease(read, target, false));
+  EXPECT_FALSE(released.at("metadata").at("annotations").contains("leasehold.io/holder-process"));
+}
+
+// A pod watch's events keep the object as JSON text for its owner to decode.
+TEST(LeaseCodecTest, WatchEventsOfOtherObjectsKeepTheirJson) {
+  WatchEvent e;
+  std::string error;
+  ASSERT_TRUE(decodeWatchEvent(
+      R"j({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"name":"web-0","resourceVersion":"9"},"spec":{"containers":[]}}})j",
+      e, error, WatchObjects::kOther))
+      << error;
+  EXPECT_EQ(e.type, WatchEvent::Type::kModified);
+  EXPECT_EQ(e.name, "web-0");
+  EXPECT_EQ(e.resourceVersion, "9");
+  EXPECT_FALSE(e.lease);
+  EXPECT_EQ(json::parse(e.object).at("kind"), "Pod");
+}
+
 // A handover request: the annotation everywhere, spec.preferredHolder where the server keeps it
 // (it wins); a write with the request cleared removes both and keeps spec.strategy.
 TEST(LeaseCodecTest, HandoverRequestsAreReadFromSpecOrAnnotationAndClearedFromBoth) {

@@ -1,0 +1,45 @@
+#pragma once
+// What --fast-failover's rule (HolderExitRule.h) reads from a core/v1 Pod: its identity, whether
+// it is going away, whether its containers share a process namespace with anything, and each
+// container's state as the kubelet last reported it (regular and init containers alike: a
+// native sidecar is an init container). Decoding never throws: a malformed body gives false and
+// a message naming the field path.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "time/Time.h"
+
+namespace leasehold::kube {
+
+// A containerStatuses[].state.terminated or .lastState.terminated record.
+struct ContainerExit {
+  std::optional<time::WallTime> finishedAt;  // the node's clock, whole seconds
+  std::string reason;                        // "Error", "OOMKilled", "ContainerStatusUnknown"...
+  int exitCode = 0;
+};
+
+struct ContainerFacts {
+  bool running = false;                         // state.running
+  std::optional<ContainerExit> terminated;      // state.terminated
+  std::optional<ContainerExit> lastTerminated;  // lastState.terminated
+};
+
+struct PodFacts {
+  std::string name;
+  std::string uid;
+  bool deleting = false;                             // metadata.deletionTimestamp is set
+  std::string phase;                                 // status.phase
+  bool shareProcessNamespace = false;                // spec.shareProcessNamespace
+  bool hostPid = false;                              // spec.hostPID
+  std::map<std::string, ContainerFacts> containers;  // by name, from both status lists
+};
+
+bool decodePodFacts(std::string_view json, PodFacts& out, std::string& error);
+// The first item of a PodList (a field-selected list names one pod or none), and the list's
+// resourceVersion to watch from.
+bool decodePodListFacts(std::string_view json, std::optional<PodFacts>& out,
+                        std::string& resourceVersion, std::string& error);
+
+}  // namespace leasehold::kube
