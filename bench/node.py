@@ -9,6 +9,9 @@ default timings (15s/10s/2s):
   client-go  a Deployment of bench/clientgo (LeaseLock, ReleaseOnCancel) in debian:bookworm-slim,
              as the app container (leasehold_testing.clientgo_app), under manifests/rbac.yaml.
 
+  leasehold --fast-failover  the same chart with fastFailover=true, statusFile.enabled=false
+             (issue 40): crash only.
+
 For each, REPS times (10; --quick 3; --smoke 1):
   delete   `kubectl delete pod` of the leader's pod -> the first leader=true answer of another
            pod (arrival), then back to 3 Ready pods and a leader;
@@ -59,7 +62,7 @@ class Contender:
         return watch.leader(self.holder())
 
 
-def measure(contender, watch, prof):
+def measure(contender, watch, prof, crash_only=False):
     cluster, out = contender.cluster, {"delete": [], "crash": [], "rollout": []}
 
     def settle(what):
@@ -88,8 +91,11 @@ def measure(contender, watch, prof):
         pod = cluster.pod(sidecar.name)
         return lambda: cluster.kill(pod, contender.elector)
 
-    out["delete"] = [takeover("delete", rep, delete) for rep in range(prof["reps"])]
     out["crash"] = [takeover("crash", rep, crash) for rep in range(prof["reps"])]
+    if crash_only:
+        terms, _, _ = watch.check()
+        return {"crash_s": summary(out["crash"]), "terms": len(terms), "raw": out}
+    out["delete"] = [takeover("delete", rep, delete) for rep in range(prof["reps"])]
     for rep in range(prof["rollouts"]):
         settle("before a rollout")
         t0 = time.time()
@@ -141,6 +147,15 @@ def run_node(sidecar_binary, profile, results):
             res["leasehold"] = measure(contender, watch, prof)
         lh.helm("uninstall", "demo", "--wait", "--timeout", "120s")
 
+        ff = NodeCluster(cp, "bench-fast-failover", Helm(None, cp.admin_kubeconfig))
+        ff.install_chart("fast", f"docker.io/library/{IMAGE}", "--set", "fastFailover=true",
+                         "--set", "statusFile.enabled=false")
+        with PodWatch(ff) as watch:
+            res["fast-failover"] = measure(Contender("leasehold --fast-failover", ff, "fast",
+                                                     "fast", "leasehold"), watch, prof,
+                                           crash_only=True)
+        ff.helm("uninstall", "fast", "--wait", "--timeout", "120s")
+
         ns = "bench-clientgo"
         cg = NodeCluster(cp, ns)
         cp.kubectl("create", "namespace", ns)
@@ -172,6 +187,13 @@ def node_markdown(N):
          *pair("crash_s", 1, " s", 2)),
         ("the same minus D (the Lease expires D after the last renewal, at most P before the "
          "kill)", *pair("crash_minus_D_s")),
+    ]
+    if "fast-failover" in N:
+        F = N["fast-failover"]["crash_s"]
+        rows.append(("SIGKILL of the leader's sidecar with --fast-failover (the kubelet's "
+                     "word: its container exited) -> the next /leader true, p50 / p99",
+                     f"{F['p50']:.2f} / {F['p99']:.2f} s", "(no such mode)"))
+    rows += [
         (f"kubectl rollout restart of {N['replicas']} replicas ({N['rollouts']} each): "
          "leadership changes, time with no pod claiming", rollouts(L), rollouts(C)),
     ]
@@ -180,6 +202,8 @@ def node_markdown(N):
           "| measure | leasehold (chart, native sidecar) | client-go (elector in the app) |",
           "|---|---|---|"]
     md += ["| " + " | ".join(r) + " |" for r in rows]
-    md += ["", f"Samplers in every pod's network namespace: {L['terms']} leasehold terms and "
-           f"{C['terms']} client-go terms, no two claims overlapping in either."]
+    ff = N.get("fast-failover")
+    md += ["", f"Samplers in every pod's network namespace: {L['terms']} leasehold terms"
+           + (f", {ff['terms']} with --fast-failover" if ff else "")
+           + f" and {C['terms']} client-go terms, no two claims overlapping in any."]
     return "\n".join(md)

@@ -110,13 +110,15 @@ class NodeCluster:
         """The image refs the node's containerd holds (`ctr -n k8s.io images ls -q`)."""
         return run([*self.ctr, "images", "ls", "-q"]).split()
 
-    def app_sees(self, pod, container="app"):
+    def app_sees(self, pod, container="app", status_file=True):
         """(/leader's JSON, the status file's JSON) from inside POD's CONTAINER, or None while it
-        cannot answer (a new pod whose app has not started)."""
+        cannot answer (a new pod whose app has not started). Without STATUS_FILE (a release
+        with statusFile.enabled=false) the second is None."""
         name = pod["metadata"]["name"]
         answer = self.kubectl("exec", name, "-c", container, "--", "wget", "-qO-",
                               "http://127.0.0.1:4040/leader", ok=False)
-        status = self.kubectl("exec", name, "-c", container, "--", "cat", STATUS_FILE, ok=False)
+        status = (self.kubectl("exec", name, "-c", container, "--", "cat", STATUS_FILE,
+                               ok=False) if status_file else "null")
         if not answer or not status:
             return None
         return json.loads(answer), json.loads(status)
@@ -181,7 +183,7 @@ class NodeCluster:
         kubelet sees the container exit and restarts it (restartPolicy Always)."""
         run([*self.ctr, "tasks", "kill", "--signal", signal, self.container_id(pod, container)])
 
-    def one_leader(self, lease, but=None, selector=None, container="app"):
+    def one_leader(self, lease, but=None, selector=None, container="app", status_file=True):
         """(the pod that leads, its /leader answer) once every running pod (of SELECTOR; but the
         one named BUT, being deleted) agrees on it from inside its app CONTAINER, its status
         file says the same, and the Lease LEASE names it; else None. The pods are asked one
@@ -189,7 +191,7 @@ class NodeCluster:
         Overlap is the Observer's to judge; this waits for a state."""
         pods = [p for p in self.pods(selector) if p["metadata"]["name"] != but
                 and p["status"].get("phase") == "Running"]
-        seen = {p["metadata"]["name"]: self.app_sees(p, container) for p in pods}
+        seen = {p["metadata"]["name"]: self.app_sees(p, container, status_file) for p in pods}
         if not seen or None in seen.values():
             return None
         leaders = [n for n, (a, _) in seen.items() if a.get("leader") is True]
@@ -203,7 +205,7 @@ class NodeCluster:
         for name, (a, st) in seen.items():
             if a.get("holder") != holder or a.get("fencingToken") != answer.get("fencingToken"):
                 return None
-            if st.get("leader") != (name == leaders[0]):
+            if status_file and st.get("leader") != (name == leaders[0]):
                 return None  # the file is written just after the answer changes
         return next(p for p in pods if p["metadata"]["name"] == leaders[0]), answer
 
