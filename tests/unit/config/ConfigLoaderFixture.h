@@ -39,4 +39,28 @@ class ConfigLoaderTest : public testing::Test {
   testing_support::TemporaryDirectory dir_;
 };
 
+// A table row of a configuration the loader refuses: what is given, and what the message must
+// say (each part a substring).
+struct RefusedConfig {
+  const char* name;
+  std::vector<std::string> args;
+  ConfigLoader::Environment env;
+  std::vector<std::string> mentions;
+};
+
+inline void PrintTo(const RefusedConfig& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class RefusedConfigTest : public ConfigLoaderTest,
+                          public testing::WithParamInterface<RefusedConfig> {
+ protected:
+  void expectRefused() {
+    const RefusedConfig& c = GetParam();
+    const auto message = failure(c.args, c.env);
+    for (const auto& m : c.mentions)
+      EXPECT_THAT(message, testing::HasSubstr(m));
+  }
+};
+
 }  // namespace leasehold::config

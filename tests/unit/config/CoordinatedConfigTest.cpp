@@ -83,18 +83,7 @@ TEST_P(CoordinatedAccepted, Case) {
 INSTANTIATE_TEST_SUITE_P(Coordinated, CoordinatedAccepted, testing::ValuesIn(kAccepted),
                          [](const auto& info) { return std::string(info.param.name); });
 
-struct Rejected {
-  const char* name;
-  std::vector<std::string> args;
-  ConfigLoader::Environment env;
-  std::vector<std::string> mentions;
-};
-
-void PrintTo(const Rejected& c, std::ostream* os) {
-  *os << c.name;
-}
-
-const Rejected kRejected[] = {
+const RefusedConfig kRejected[] = {
     {"Underscore",
      {"--lease-name", "a", "--coordinated", "--identity", "web_0"},
      {},
@@ -133,14 +122,10 @@ const Rejected kRejected[] = {
      {"LEASEHOLD_COORDINATED"}},
 };
 
-class CoordinatedRejected : public ConfigLoaderTest,
-                            public testing::WithParamInterface<Rejected> {};
+class CoordinatedRejected : public RefusedConfigTest {};
 
 TEST_P(CoordinatedRejected, Case) {
-  const Rejected& c = GetParam();
-  const auto message = failure(c.args, c.env);
-  for (const auto& m : c.mentions)
-    EXPECT_THAT(message, HasSubstr(m));
+  expectRefused();
 }
 
 INSTANTIATE_TEST_SUITE_P(Coordinated, CoordinatedRejected, testing::ValuesIn(kRejected),

@@ -71,6 +71,21 @@ class HolderPodWatchTest : public ::testing::Test {
     watch->follow(record, [this](std::string proof) { told.push_back(std::move(proof)); });
   }
 
+  // Follows holder IDENTITY in pod NAME (UID uid), whose sidecar runs: the LIST, then the
+  // WATCH, opened.
+  std::shared_ptr<FakeApiClient::Stream> following(const std::string& identity,
+                                                   const std::string& name,
+                                                   const std::string& uid) {
+    api.expect("GET", listPath(name)).verb("list").respond(200, podList(pod(name, uid, "")));
+    auto stream = api.expect("GET", watchPath(name, "20")).verb("watch").stream();
+    follow(lease(identity, name, uid));
+    clock.runDue();
+    EXPECT_TRUE(stream->opened());
+    stream->open();
+    clock.runDue();
+    return stream;
+  }
+
   time::FakeClock clock;
   FakeApiClient api{clock};
   std::unique_ptr<kube::HolderPodWatch> watch;
@@ -78,14 +93,7 @@ class HolderPodWatchTest : public ::testing::Test {
 };
 
 TEST_F(HolderPodWatchTest, WatchesTheHoldersPodAndTellsOnceWhenItsContainerExited) {
-  api.expect("GET", listPath("web-0")).verb("list").respond(200, podList(pod("web-0", "u-0", "")));
-  auto stream = api.expect("GET", watchPath("web-0", "20")).verb("watch").stream();
-  follow(lease("web-0_1", "web-0", "u-0"));
-  EXPECT_TRUE(told.empty());  // never from inside follow()
-  clock.runDue();
-  ASSERT_TRUE(stream->opened());
-  stream->open();
-  clock.runDue();
+  auto stream = following("web-0_1", "web-0", "u-0");
   EXPECT_TRUE(told.empty());
   EXPECT_EQ(verdicts, std::vector<std::string>{"container leasehold of pod web-0 is running"});
 
@@ -106,7 +114,7 @@ TEST_F(HolderPodWatchTest, AnExitAlreadyReportedIsToldAfterTheList) {
       .respond(200, podList(pod("web-0", "u-0", "2026-12-07T10:00:03Z")));
   api.expect("GET", watchPath("web-0", "20")).stream();
   follow(lease("web-0_1", "web-0", "u-0"));
-  clock.runDue();
+  EXPECT_TRUE(told.empty());  // never from inside follow()
   clock.runDue();
   EXPECT_EQ(told.size(), 1u);
 }
@@ -122,11 +130,7 @@ TEST_F(HolderPodWatchTest, AHolderThatRecordedNoProcessIsNotWatched) {
 }
 
 TEST_F(HolderPodWatchTest, ANewHoldersPodMovesTheWatchAndUnfollowDropsIt) {
-  api.expect("GET", listPath("web-0")).respond(200, podList(pod("web-0", "u-0", "")));
-  auto first = api.expect("GET", watchPath("web-0", "20")).stream();
-  follow(lease("web-0_1", "web-0", "u-0"));
-  clock.runDue();
-  first->open();
+  auto first = following("web-0_1", "web-0", "u-0");
 
   // The same pod, a renewed record: the watch stays.
   auto renewed = lease("web-0_1", "web-0", "u-0");
@@ -135,12 +139,8 @@ TEST_F(HolderPodWatchTest, ANewHoldersPodMovesTheWatchAndUnfollowDropsIt) {
   clock.runDue();
   EXPECT_FALSE(first->cancelled());
 
-  api.expect("GET", listPath("web-2")).respond(200, podList(pod("web-2", "u-2", "")));
-  auto second = api.expect("GET", watchPath("web-2", "20")).stream();
-  follow(lease("web-2_1", "web-2", "u-2"));
-  clock.runDue();
+  auto second = following("web-2_1", "web-2", "u-2");
   EXPECT_TRUE(first->cancelled());
-  ASSERT_TRUE(second->opened());
 
   watch->unfollow();
   EXPECT_TRUE(second->cancelled());
@@ -151,11 +151,7 @@ TEST_F(HolderPodWatchTest, ANewHoldersPodMovesTheWatchAndUnfollowDropsIt) {
 // The pod object gone (a forced delete) is never proof, and neither is a pod of that name
 // with another UID.
 TEST_F(HolderPodWatchTest, ADeletedOrReplacedPodIsNoProof) {
-  api.expect("GET", listPath("web-0")).respond(200, podList(pod("web-0", "u-0", "")));
-  auto stream = api.expect("GET", watchPath("web-0", "20")).stream();
-  follow(lease("web-0_1", "web-0", "u-0"));
-  clock.runDue();
-  stream->open();
+  auto stream = following("web-0_1", "web-0", "u-0");
   stream->send(event("DELETED", pod("web-0", "u-0", "2026-12-07T10:00:03Z")));
   clock.runDue();
   stream->send(event("ADDED", pod("web-0", "u-new", "2026-12-07T10:00:03Z")));
