@@ -544,10 +544,7 @@ def on_the_node(cp, args, steps, tmp, rel):
         rc = run_steps(steps, lambda step: (scenarios.settle(f"before {step}"),
                                             getattr(scenarios, step)()),
                        (Failure, HelmError))
-    terms, accepted, rejected = watch.check()
-    log(f"the samplers: {len(terms)} terms, no two claims overlap, tokens "
-        f"{[t[3] for t in terms]}; the fenced store accepted {accepted} writes and rejected "
-        f"{rejected}, never a lower token")
+    log(watch.check_and_say())
     cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
     wait_for("the pods to be gone after helm uninstall", lambda: not cluster.pods(), 60,
              interval=0.5)

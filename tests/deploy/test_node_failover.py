@@ -201,10 +201,7 @@ def main():
                 rc = run_steps(steps, lambda step: (scenarios.settle(f"before {step}"),
                                                     getattr(scenarios, step)()),
                                (Failure, HelmError))
-            terms, accepted, rejected = watch.check()
-            log(f"the samplers: {len(terms)} terms, no two claims overlap, tokens "
-                f"{[t[3] for t in terms]}; the fenced store accepted {accepted} writes and "
-                f"rejected {rejected}, never a lower token")
+            log(watch.check_and_say())
             cluster.helm("uninstall", RELEASE, "--wait", "--timeout", "120s")
             return rc
 

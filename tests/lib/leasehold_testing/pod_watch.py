@@ -124,3 +124,10 @@ class PodWatch:
         accepted = sum(1 for r in rows if r[5])
         check(accepted > 0, "no fenced write was accepted: the writers never saw a leader")
         return terms, accepted, len(rows) - accepted
+
+    def check_and_say(self):
+        """check(), then the sentence the node tests end with."""
+        terms, accepted, rejected = self.check()
+        return (f"the samplers: {len(terms)} terms, no two claims overlap, tokens "
+                f"{[t[3] for t in terms]}; the fenced store accepted {accepted} writes and "
+                f"rejected {rejected}, never a lower token")
