@@ -50,13 +50,18 @@ ExitVerdict judgeHolderExit(const election::LeaseRecord& lease, const std::optio
                 ": a process the holder started can outlive its container, so its exit is no "
                 "proof (no fast failover for this holder)");
   }
+  const auto c = pod->containers.find(holder->container);
+  if (c == pod->containers.end())
+    return wait("no container " + holder->container + " in pod " + lease.holderPod);
+  if (!c->second.namesItself) {
+    return wait(where + " does not set LEASEHOLD_CONTAINER=" + holder->container +
+                ": the holder may have named another container than its own");
+  }
   if (holder->podUid == self.podUid && holder->container == self.container) {
     return {true, "the holder ran in this replica's own container (" + where +
                       ") before this process: a container runs one instance at a time"};
   }
   if (pod->phase == "Failed") return wait("pod " + lease.holderPod + " is Failed: no proof");
-  const auto c = pod->containers.find(holder->container);
-  if (c == pod->containers.end()) return wait("no status for " + where);
   if (c->second.running) return wait(where + " is running");
   const auto& exit = c->second.terminated ? c->second.terminated : c->second.lastTerminated;
   if (!exit) return wait(where + " is not running and has no terminated record");

@@ -7,7 +7,9 @@
 // Proof needs all of: the holder recorded its process (leasehold.io/holder-process, with the
 // Lease's own holderIdentity in it); the pod of that name has that UID, is not being deleted
 // and its phase is not Failed; the pod shares no process namespace (spec.shareProcessNamespace,
-// spec.hostPID: else a process the holder started outlives its container); and either the
+// spec.hostPID: else a process the holder started outlives its container); the holder's
+// container sets LEASEHOLD_CONTAINER to its own name in the spec (a holder told the wrong name
+// would name a container whose exit says nothing about it); and either the
 // holder's container is this replica's own (a container runs one instance at a time, so the
 // holder was an earlier one), or the container is not running and its latest terminated
 // record has a reason other than ContainerStatusUnknown (which the kubelet invents without

@@ -77,7 +77,45 @@ bool readStatuses(const json& status, const char* key, PodFacts& pod, std::strin
       if (!readExit(*state, at + "state.", facts.terminated, error)) return false;
     }
     if (last && !readExit(*last, at + "lastState.", facts.lastTerminated, error)) return false;
+    facts.namesItself = pod.containers[name].namesItself;  // the spec may come first
     pod.containers[name] = std::move(facts);
+  }
+  return true;
+}
+
+// spec.containers or spec.initContainers: which set LEASEHOLD_CONTAINER to their own name.
+bool readSpecs(const json& spec, const char* key, PodFacts& pod, std::string& error) {
+  const json* list = member(spec, key);
+  if (!list) return true;
+  const std::string path = std::string("spec.") + key;
+  if (!list->is_array()) {
+    error = path + ": expected an array";
+    return false;
+  }
+  for (std::size_t i = 0; i < list->size(); i++) {
+    const json& c = (*list)[i];
+    const std::string at = path + "[" + std::to_string(i) + "].";
+    std::string name;
+    if (!c.is_object() || !readString(c, "name", at, name, error)) {
+      if (error.empty()) error = path + "[" + std::to_string(i) + "]: expected an object";
+      return false;
+    }
+    const json* env = member(c, "env");
+    if (env && !env->is_array()) {
+      error = at + "env: expected an array";
+      return false;
+    }
+    bool namesItself = false;
+    for (std::size_t j = 0; env && j < env->size(); j++) {
+      std::string key, value;
+      const std::string e = at + "env[" + std::to_string(j) + "].";
+      if (!readString((*env)[j], "name", e, key, error) ||
+          !readString((*env)[j], "value", e, value, error)) {
+        return false;
+      }
+      namesItself = namesItself || (key == "LEASEHOLD_CONTAINER" && value == name);
+    }
+    pod.containers[name].namesItself = namesItself;
   }
   return true;
 }
@@ -104,7 +142,9 @@ bool decodePodObject(const json& obj, PodFacts& out, std::string& error) {
   }
   if (spec &&
       (!readBool(*spec, "shareProcessNamespace", "spec.", pod.shareProcessNamespace, error) ||
-       !readBool(*spec, "hostPID", "spec.", pod.hostPid, error))) {
+       !readBool(*spec, "hostPID", "spec.", pod.hostPid, error) ||
+       !readSpecs(*spec, "initContainers", pod, error) ||
+       !readSpecs(*spec, "containers", pod, error))) {
     return false;
   }
   if (status && (!readString(*status, "phase", "status.", pod.phase, error) ||

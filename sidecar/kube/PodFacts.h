@@ -21,6 +21,9 @@ struct ContainerExit {
 };
 
 struct ContainerFacts {
+  // Its spec sets LEASEHOLD_CONTAINER to its own name (the chart's does): the container a
+  // holder names is its own, not a typo for another one whose exit would prove nothing.
+  bool namesItself = false;
   bool running = false;                         // state.running
   std::optional<ContainerExit> terminated;      // state.terminated
   std::optional<ContainerExit> lastTerminated;  // lastState.terminated
@@ -29,11 +32,13 @@ struct ContainerFacts {
 struct PodFacts {
   std::string name;
   std::string uid;
-  bool deleting = false;                             // metadata.deletionTimestamp is set
-  std::string phase;                                 // status.phase
-  bool shareProcessNamespace = false;                // spec.shareProcessNamespace
-  bool hostPid = false;                              // spec.hostPID
-  std::map<std::string, ContainerFacts> containers;  // by name, from both status lists
+  bool deleting = false;               // metadata.deletionTimestamp is set
+  std::string phase;                   // status.phase
+  bool shareProcessNamespace = false;  // spec.shareProcessNamespace
+  bool hostPid = false;                // spec.hostPID
+  // By name, from both status lists and both spec lists (a container in the spec only has no
+  // state yet).
+  std::map<std::string, ContainerFacts> containers;
 };
 
 bool decodePodFacts(std::string_view json, PodFacts& out, std::string& error);

@@ -34,6 +34,7 @@ PodFacts exitedPod() {
   p.uid = "u-0";
   p.phase = "Running";
   ContainerFacts sidecar;
+  sidecar.namesItself = true;  // LEASEHOLD_CONTAINER=leasehold in its spec, as the chart sets
   sidecar.terminated = ContainerExit{at("2026-12-07T10:00:10Z"), "Error", 137};
   p.containers["leasehold"] = sidecar;
   ContainerFacts app;
@@ -94,12 +95,12 @@ INSTANTIATE_TEST_SUITE_P(
         Row{"OwnContainerRestarted",
             [](L&, P& p, S& s) {
               s = {"u-0", "leasehold"};
-              p->containers["leasehold"] = ContainerFacts{true, std::nullopt, std::nullopt};
+              p->containers["leasehold"] = ContainerFacts{true, true, std::nullopt, std::nullopt};
             },
             true, "this replica's own container"},
         Row{"Running",
             [](L&, P& p, S&) {
-              p->containers["leasehold"] = ContainerFacts{true, std::nullopt, std::nullopt};
+              p->containers["leasehold"] = ContainerFacts{true, true, std::nullopt, std::nullopt};
             },
             false, "is running"},
         // A status not yet updated after a restart: the exit shown is the earlier instance's.
@@ -120,15 +121,20 @@ INSTANTIATE_TEST_SUITE_P(
             },
             false, "ContainerStatusUnknown"},
         Row{"NoTerminatedRecord",
-            [](L&, P& p, S&) { p->containers["leasehold"] = ContainerFacts{}; }, false,
+            [](L&, P& p, S&) { p->containers["leasehold"] = ContainerFacts{true, false, std::nullopt, std::nullopt}; }, false,
             "no terminated record"},
+        // The holder was told another container's name (LEASEHOLD_CONTAINER=app in the
+        // sidecar): the app's exit says nothing about the holder.
+        Row{"ContainerDoesNotNameItself",
+            [](L&, P& p, S&) { p->containers["leasehold"].namesItself = false; }, false,
+            "does not set LEASEHOLD_CONTAINER=leasehold"},
         Row{"NoFinishedAt",
             [](L&, P& p, S&) { p->containers["leasehold"].terminated->finishedAt.reset(); },
             false, "with no finishedAt"},
         Row{"NoAcquireTime", [](L& l, P&, S&) { l.acquireTime.reset(); }, false,
             "no acquireTime"},
-        Row{"NoStatusForTheContainer", [](L&, P& p, S&) { p->containers.erase("leasehold"); },
-            false, "no status for container leasehold"},
+        Row{"NoSuchContainer", [](L&, P& p, S&) { p->containers.erase("leasehold"); },
+            false, "no container leasehold in pod web-0"},
         Row{"PodBeingDeleted", [](L&, P& p, S&) { p->deleting = true; }, false,
             "being deleted"},
         Row{"PodGone", [](L&, P& p, S&) { p.reset(); }, false, "a pod object gone is no proof"},
@@ -150,7 +156,7 @@ INSTANTIATE_TEST_SUITE_P(
             [](L& l, P& p, S& s) {
               s = {"u-0", "leasehold"};
               l.holderProcess = "u-0/app/web-0_1";
-              p->containers["app"] = ContainerFacts{true, std::nullopt, std::nullopt};
+              p->containers["app"] = ContainerFacts{true, true, std::nullopt, std::nullopt};
             },
             false, "container app of pod web-0 is running"},
         Row{"NoAnnotation", [](L& l, P&, S&) { l.holderProcess.clear(); }, false,

@@ -32,7 +32,7 @@ std::string pod(const std::string& name, const std::string& uid, const std::stri
                          : R"({"terminated":{"exitCode":137,"reason":"Error","finishedAt":")" +
                                finishedAt + R"("}})";
   return R"({"metadata":{"name":")" + name + R"(","uid":")" + uid +
-         R"(","resourceVersion":"5"},"status":{"phase":"Running","initContainerStatuses":[{"name":"leasehold","state":)" +
+         R"(","resourceVersion":"5"},"spec":{"initContainers":[{"name":"leasehold","env":[{"name":"LEASEHOLD_CONTAINER","value":"leasehold"}]}]},"status":{"phase":"Running","initContainerStatuses":[{"name":"leasehold","state":)" +
          state + "}]}}";
 }
 std::string podList(const std::string& item) {

@@ -13,8 +13,10 @@ namespace leasehold::kube::pod_facts_test {
 // sidecar: the kubelet restarted it (state running, lastState terminated).
 constexpr const char* kPod = R"({"apiVersion":"v1","kind":"Pod",
  "metadata":{"name":"web-0","namespace":"demo","uid":"6f1c-uid","resourceVersion":"812"},
- "spec":{"containers":[{"name":"app","image":"app"}],
-   "initContainers":[{"name":"leasehold","image":"leasehold","restartPolicy":"Always"}]},
+ "spec":{"containers":[{"name":"app","image":"app","env":[{"name":"LEASEHOLD_CONTAINER","value":"leasehold"}]}],
+   "initContainers":[{"name":"leasehold","image":"leasehold","restartPolicy":"Always",
+     "env":[{"name":"POD_UID","valueFrom":{"fieldRef":{"fieldPath":"metadata.uid"}}},
+            {"name":"LEASEHOLD_CONTAINER","value":"leasehold"}]}]},
  "status":{"phase":"Running",
    "initContainerStatuses":[{"name":"leasehold","ready":true,"restartCount":1,
      "state":{"running":{"startedAt":"2026-12-07T10:00:12Z"}},
@@ -37,6 +39,7 @@ TEST(PodFactsTest, DecodesBothStatusListsAndTheSpecFlags) {
   EXPECT_FALSE(p.hostPid);
   ASSERT_EQ(p.containers.size(), 2u);
   const auto& sidecar = p.containers.at("leasehold");
+  EXPECT_TRUE(sidecar.namesItself);
   EXPECT_TRUE(sidecar.running);
   EXPECT_FALSE(sidecar.terminated);
   ASSERT_TRUE(sidecar.lastTerminated);
@@ -44,6 +47,7 @@ TEST(PodFactsTest, DecodesBothStatusListsAndTheSpecFlags) {
   EXPECT_EQ(sidecar.lastTerminated->reason, "Error");
   EXPECT_EQ(sidecar.lastTerminated->exitCode, 137);
   const auto& app = p.containers.at("app");
+  EXPECT_FALSE(app.namesItself);  // it names another container
   EXPECT_FALSE(app.running);
   ASSERT_TRUE(app.terminated);
   EXPECT_EQ(app.terminated->reason, "Completed");
@@ -97,6 +101,10 @@ TEST(PodFactsTest, BadBodiesNameTheField) {
        "status.containerStatuses[0].lastState.terminated.exitCode: expected an integer"},
       {R"({"status":{"containerStatuses":[{"name":"s","state":{"running":5}}]}})",
        "status.containerStatuses[0].state.running: expected an object"},
+      {R"({"spec":{"containers":[{"name":"s","env":{}}]}})",
+       "spec.containers[0].env: expected an array"},
+      {R"({"spec":{"initContainers":[{"name":"s","env":[{"name":"X","value":1}]}]}})",
+       "spec.initContainers[0].env[0].value: expected a string"},
   };
   for (const auto& [body, message] : cases) {
     PodFacts p;
