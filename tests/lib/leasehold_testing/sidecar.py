@@ -32,7 +32,9 @@ class Sidecar:
                      "--http-address", f"127.0.0.1:{self.port}",
                      "--probe-address", f"127.0.0.1:{self.probe_port}",
                      "--log-format", "json", *(timings or TIMINGS), *extra_args]
-        self.env_vars = dict(os.environ, POD_NAME=name, POD_IP="127.0.0.1", **(env_vars or {}))
+        # env_vars may replace POD_NAME (a process restarted in another's pod).
+        self.env_vars = {**os.environ, "POD_NAME": name, "POD_IP": "127.0.0.1",
+                         **(env_vars or {})}
         self.proc = None
         self.logf = None
 
