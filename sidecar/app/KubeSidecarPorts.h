@@ -1,9 +1,9 @@
 #pragma once
 // The production ports of one Sidecar on a Kubernetes Lease: its candidacy (kube::LeaseElection
 // on kube::LeaseClient, with the watch, and --fast-failover's kube::HolderPodWatch), Kubernetes
-// Events through kube::EventRecorder,
-// --pod-label through kube::PodLabeler, and --status-file through publish::StatusFileWriter (on
-// the runtime::BlockingWorker). Everything one Lease needs and nothing shared.
+// Events through kube::EventRecorder, --pod-label through kube::PodLabeler, and --status-file
+// through publish::StatusFileWriter (on the runtime::BlockingWorker). Everything one Lease needs
+// and nothing shared.
 #include <functional>
 #include <optional>
 #include <string>

@@ -1,7 +1,8 @@
-// The Elector's algorithm (contract in Elector.h). Why one file of ~500 lines: acquire, renew,
-// step down, observe, release and the lost-answer bookkeeping all share the same few fields
-// (the last confirmed write, the writes in flight, the observation time); split, each piece
-// would need the others' invariants restated, and the safety argument reads best in one place.
+// The Elector's algorithm (contract in Elector.h). Why one file of ~600 lines: acquire, renew,
+// step down, observe, release, the lost-answer bookkeeping and --fast-failover's proof (a
+// takeover before the expiry) all share the same few fields (the last confirmed write, the
+// writes in flight, the observation time); split, each piece would need the others'
+// invariants restated, and the safety argument reads best in one place.
 #include "election/Elector.h"
 
 #include <algorithm>

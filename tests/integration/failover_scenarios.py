@@ -21,6 +21,8 @@ never_proof       kill -9 of the leader, then reports that prove nothing, one af
                   leads before the Lease could expire, somebody after
 shared_pid        the pods share their process namespace (shareProcessNamespace): an exit
                   reported after kill -9 is no proof; nobody leads before the Lease could expire
+missing_env       --fast-failover without POD_UID and LEASEHOLD_CONTAINER: exit status 2 and a
+                  message naming both
 
 Timings: D=6s, R=4.5s, P=0.9s (three times the other scenarios': the fast path's watch event,
 judgement and compare-and-swap must be told apart from an expiry on a loaded machine), times
@@ -226,6 +228,18 @@ def shared_pid(env):
         log(f"kill -9 in a pod with shareProcessNamespace, the exit reported: {new.name} leads "
             f"{took:.2f}s after the kill, on expiry (D = {D:.0f}s)")
     obs.check_safety()
+
+
+@scenario
+def missing_env(env):
+    s = env.sidecar("replica-0", extra_args=["--fast-failover"], timings=TIMINGS)
+    s.start(wait=False)
+    rc = s.wait(10)
+    out = s.log_path.read_text()
+    check(rc == 2 and "--fast-failover needs POD_NAME and POD_UID" in out
+          and "not set: POD_UID, LEASEHOLD_CONTAINER" in out, f"exit {rc}: {out[-600:]}")
+    log(f"--fast-failover without POD_UID and LEASEHOLD_CONTAINER: exit {rc}, "
+        f"{out.strip().splitlines()[-1]}")
 
 
 if __name__ == "__main__":
