@@ -7,8 +7,8 @@ every pod's network namespace (leasehold_testing.pod_watch: no two claims overla
 up, the fenced store never accepts a lower token).
 
     test_node_failover.py --build-dir DIR --tools DIR [--helm BIN] [--rounds N] [STEP...]
-        STEP: kill9 appcrash sharedpid (default: kill9, the gate's; the others run in the full
-        suite)
+        STEP: kill9 appcrash sharedpid forcedelete kubeletstop (default: kill9, the gate's; the
+        others run in the full suite)
 
 install (always): every pod Ready; one leader that every pod's /leader and the Lease agree on;
   the Lease's leasehold.io/holder-process names the leader pod's UID, the container
@@ -25,6 +25,14 @@ sharedpid the Deployment patched to shareProcessNamespace: true (a process the h
           could outlive its container): after the rollout, SIGKILL of the leader's sidecar gets
           no takeover before D - P (a follower says why: `fast failover: no proof yet` naming
           shareProcessNamespace), a new term by D + P + slack; then patched back.
+forcedelete `kubectl delete pod --grace-period=0 --force` of the leader: the pod object is gone
+          at once while its processes still run until the kubelet stops them; whoever leads
+          next did not take over on proof (its `became leader` line says no "before the lease
+          expired": a pod gone is no proof; the kubelet's SIGTERM makes the sidecar release).
+kubeletstop the node's kubelet paused (SIGSTOP: it reports nothing, as a node cut from the API
+          server), then SIGKILL of the leader's sidecar: nobody leads before D - P after the
+          kill (the pod still says running), somebody by D + P + slack; then the kubelet
+          resumed and the pod Ready again.
 Needs root, docker, docker-registry, the release tools and the node's binaries, as
 deploy.node_chart."""
 import json
@@ -49,7 +57,8 @@ RELEASE = "ff"
 # What a loaded 2-core machine adds to a timing bound (as deploy.node_chart's SLACK).
 SLACK = 5.0
 GATE_STEPS = ("kill9",)
-STEPS = GATE_STEPS + ("appcrash", "sharedpid")
+STEPS = GATE_STEPS + ("appcrash", "sharedpid", "forcedelete", "kubeletstop")
+EARLY = "before the lease expired"  # in a `became leader` line taken on the kubelet's word
 
 
 def restarts(pod, container="leasehold"):
@@ -59,8 +68,8 @@ def restarts(pod, container="leasehold"):
 
 
 class Scenarios:
-    def __init__(self, cluster, watch, rounds):
-        self.cluster, self.watch, self.rounds = cluster, watch, rounds
+    def __init__(self, cp, cluster, watch, rounds):
+        self.cp, self.cluster, self.watch, self.rounds = cp, cluster, watch, rounds
         self.d, self.p = (parse_duration(chart_value(f"timings.{k}"))
                           for k in ("leaseDuration", "retryPeriod"))
         self.replicas = chart_value("example.replicas")
@@ -173,6 +182,45 @@ class Scenarios:
         self.patch_shared(False)
 
 
+    def became_leader_lines(self, pod):
+        out = self.cluster.kubectl("logs", pod, "-c", "leasehold", ok=False) or ""
+        return [line for line in out.splitlines() if "became leader" in line]
+
+    def forcedelete(self):
+        d, p = self.d, self.p
+        name = self.leader["metadata"]["name"]
+        token = self.answer["fencingToken"]
+        t0 = time.time()
+        self.cluster.kubectl("delete", "pod", name, "--grace-period=0", "--force", "--wait=false")
+        took, first = wait_for("a leader after the leader's forced delete",
+                               lambda: self.watch.first_true(t0, token), d + p + SLACK,
+                               interval=0.1)
+        lines = self.became_leader_lines(first["name"])
+        check(lines and EARLY not in lines[-1],
+              f"{first['name']} took over on proof after a forced delete: {lines[-1:]}")
+        new = self.settle("after the forced delete")
+        log(f"forcedelete: kubectl delete --force of {name}: {first['name']} led {took:.2f}s "
+            f"later (token {first['fencingToken']}), not on proof ({lines[-1][-160:]}); "
+            f"{new} leads")
+
+    def kubeletstop(self):
+        d, p = self.d, self.p
+        token = self.answer["fencingToken"]
+        self.cp.pause("node/kubelet")
+        try:
+            t0, name, before = self.kill_leader()
+            took, first = wait_for("a leader after the kill, the kubelet paused",
+                                   lambda: self.watch.first_true(t0, token), d + p + SLACK,
+                                   interval=0.1)
+            check(took >= d - p, f"the next term began {took:.2f}s after the kill while the "
+                                 "kubelet reported nothing: before the Lease could expire")
+        finally:
+            self.cp.resume("node/kubelet")
+        self.restarted(name, before)
+        log(f"kubeletstop: the kubelet paused, SIGKILL to {name}'s sidecar: {first['name']} "
+            f"led {took:.2f}s later, on expiry (D = {d:.0f}s, token {first['fencingToken']})")
+
+
 def main():
     ap = chart_suite.parser()
     node_release.add_arguments(ap)
@@ -193,7 +241,7 @@ def main():
             log(f"install: helm install with fastFailover=true: {len(pods)} pods Ready in "
                 f"{time.monotonic() - t1:.1f}s")
             with PodWatch(cluster, tmp / "fence.db") as watch:
-                scenarios = Scenarios(cluster, watch, args.rounds)
+                scenarios = Scenarios(cp, cluster, watch, args.rounds)
                 name = scenarios.settle("after the install")
                 scenarios.check_recorded()
                 log(f"install: {name} leads (token {scenarios.answer['fencingToken']}); the "
