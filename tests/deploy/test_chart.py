@@ -300,6 +300,7 @@ VARIANTS = {
     "coordinated": {"coordinated": True},
     "shards": {"shards": 16},
     "pinned by digest": {"image": {"digest": "sha256:" + "0123456789abcdef" * 4}},
+    "fast failover": {"fastFailover": True, "statusFile": {"enabled": False}},
     "own names and flags": {"fullnameOverride": "web", "leaseName": "web-writer",
                             "serviceAccount": {"name": "web-sa"}, "httpPort": 4141,
                             "probePort": 9191, "extraArgs": ["--follower-mode=poll"],
@@ -333,8 +334,11 @@ def check_sidecar(c, values, native, pod_spec):
     else:
         check("restartPolicy" not in c, f"{where}: classic sidecar has no restartPolicy")
     args = c["args"]
-    check(all(a.startswith("--") and "=" in a for a in args if a not in values["extraArgs"]),
+    check(all(a.startswith("--") and "=" in a for a in args
+              if a not in values["extraArgs"] and a != "--fast-failover"),
           f"{where}: flags as --name=value: {args}")
+    check(("--fast-failover" in args) == bool(values.get("fastFailover")),
+          f"{where}: --fast-failover only with fastFailover: {args}")
     lease = values["leaseName"] or values["fullnameOverride"] or "leasehold"
     check(flag(args, "lease-name") == lease, f"{where}: --lease-name {args}")
     t = values["timings"]
@@ -352,9 +356,7 @@ def check_sidecar(c, values, native, pod_spec):
           f"{where}: --shards only with shards: {args}")
     for extra in values["extraArgs"]:
         check(extra in args, f"{where}: extra arg {extra} missing")
-    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in c["env"]}
-    check(env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace",
-                  "POD_IP": "status.podIP"}, f"{where}: Downward API env {env}")
+    check_env(c, values, "leasehold", where)
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     check(ports == {"lh-probes": values["probePort"]}, f"{where}: ports {ports}")
     for probe_kind, path in (("startupProbe", "/healthz"), ("livenessProbe", "/healthz"),
@@ -378,6 +380,18 @@ def check_sidecar(c, values, native, pod_spec):
     else:
         check(status is None and "volumeMounts" not in c and not volumes,
               f"{where}: no status file expected")
+
+
+def check_env(c, values, container, where):
+    """The Downward API env, and with fastFailover the pod's UID and the container's own name
+    (LEASEHOLD_CONTAINER, which a follower checks in this spec)."""
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] if "valueFrom" in e
+           else {"value": e["value"]} for e in c["env"]}
+    want = {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace",
+            "POD_IP": "status.podIP"}
+    if values.get("fastFailover"):
+        want.update(POD_UID="metadata.uid", LEASEHOLD_CONTAINER={"value": container})
+    check(env == want, f"{where}: env {env}, want {want}")
 
 
 def native_sidecar(values, kube_version=None):
@@ -412,6 +426,8 @@ def check_rendered(docs, values, chart_meta):
                  "verbs": ["create", "get", "update", "delete", "list", "watch"]}]
     if values["podLabel"]:
         want.append({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "patch"]})
+    if values.get("fastFailover"):
+        want.append({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]})
     if values.get("coordinated"):
         want.append({"apiGroups": ["coordination.k8s.io"], "resources": ["leasecandidates"],
                      "verbs": ["create", "get", "update", "delete", "list", "watch"]})
@@ -826,6 +842,8 @@ RUN_MODE_VARIANTS = {
         "runMode": {"enabled": True, "command": ["/usr/bin/my-job", "--once"],
                     "args": ["--verbose"], "killGrace": "3s", "drainTimeout": "20s",
                     "restart": "on-failure", "exitOnLoss": True}},
+    "run mode, fast failover": {"fastFailover": True, "statusFile": {"enabled": False},
+                                "runMode": {"enabled": True}},
 }
 # (override, the key helm and jsonschema must name)
 RUN_MODE_BAD_VALUES = {
@@ -852,6 +870,8 @@ def run_mode_command(values):
         cmd.append("--status-file=/var/run/leasehold/status.json")
     if values["podLabel"]:
         cmd.append(f"--pod-label={values['podLabel']}")
+    if values.get("fastFailover"):
+        cmd.append("--fast-failover")
     cmd += [f"--log-format={values['logFormat']}", f"--log-level={values['logLevel']}",
             *values["extraArgs"]]
     cmd += [f"--kill-grace={rm['killGrace']}"] if rm["killGrace"] else []
@@ -888,9 +908,7 @@ def check_run_mode_pod(spec, values):
     want = run_mode_command(values)
     check(app["command"] == want, f"run mode: command\n{app['command']}\n!= {want}")
     check(app.get("args", []) == values["runMode"]["args"], f"run mode: args {app.get('args')}")
-    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in app["env"]}
-    check(env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace",
-                  "POD_IP": "status.podIP"}, f"run mode: Downward API env {env}")
+    check_env(app, values, "app", "run mode")
     ports = {p["name"]: p["containerPort"] for p in app["ports"]}
     check(ports == {"lh-probes": values["probePort"]}, f"run mode: ports {ports}")
     for probe_kind, path in (("startupProbe", "/healthz"), ("livenessProbe", "/healthz"),
