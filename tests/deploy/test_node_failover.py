@@ -7,8 +7,8 @@ every pod's network namespace (leasehold_testing.pod_watch: no two claims overla
 up, the fenced store never accepts a lower token).
 
     test_node_failover.py --build-dir DIR --tools DIR [--helm BIN] [--rounds N] [STEP...]
-        STEP: kill9 appcrash sharedpid forcedelete kubeletstop (default: kill9, the gate's; the
-        others run in the full suite)
+        STEP: kill9 appcrash sharedpid forcedelete kubeletstop runmode (default: kill9, the
+        gate's; the others run in the full suite)
 
 install (always): every pod Ready; one leader that every pod's /leader and the Lease agree on;
   the Lease's leasehold.io/holder-process names the leader pod's UID, the container
@@ -33,6 +33,11 @@ kubeletstop the node's kubelet paused (SIGSTOP: it reports nothing, as a node cu
           server), then SIGKILL of the leader's sidecar: nobody leads before D - P after the
           kill (the pod still says running), somebody by D + P + slack; then the kubelet
           resumed and the pod Ready again.
+runmode   another release in its own namespace with runMode.enabled=true (`leasehold run` as
+          the app container's PID 1, runMode.image debian:bookworm-slim, imported): SIGKILL of
+          the leader pod's app container (leasehold run and, with it, the command: the kernel
+          ends the container's PID namespace) gets the next term sooner than D - P, token + 1,
+          no two claims overlapping (samplers in the pods' network namespaces).
 Needs root, docker, docker-registry, the release tools and the node's binaries, as
 deploy.node_chart."""
 import json
@@ -46,9 +51,10 @@ from leasehold_testing import chart_suite, node_release
 from leasehold_testing.checks import Failure, check, log, run_steps, wait_for
 from leasehold_testing.control_plane import ControlPlane
 from leasehold_testing.helm import Helm, HelmError, chart_value
-from leasehold_testing.node_cluster import NodeCluster
+from leasehold_testing.node_cluster import NodeCluster, run
 from leasehold_testing.node_release import NodeRelease
 from leasehold_testing.oci_registry import OciRegistryError
+from leasehold_testing.paths import ROOT
 from leasehold_testing.pod_watch import PodWatch
 from leasehold_testing.quantities import parse_duration
 
@@ -57,7 +63,8 @@ RELEASE = "ff"
 # What a loaded 2-core machine adds to a timing bound (as deploy.node_chart's SLACK).
 SLACK = 5.0
 GATE_STEPS = ("kill9",)
-STEPS = GATE_STEPS + ("appcrash", "sharedpid", "forcedelete", "kubeletstop")
+STEPS = GATE_STEPS + ("appcrash", "sharedpid", "forcedelete", "kubeletstop", "runmode")
+RUN_IMAGE = chart_value("runMode.image")
 EARLY = "before the lease expired"  # in a `became leader` line taken on the kubelet's word
 
 
@@ -68,8 +75,8 @@ def restarts(pod, container="leasehold"):
 
 
 class Scenarios:
-    def __init__(self, cp, cluster, watch, rounds):
-        self.cp, self.cluster, self.watch, self.rounds = cp, cluster, watch, rounds
+    def __init__(self, cp, cluster, watch, rounds, rel):
+        self.cp, self.cluster, self.watch, self.rounds, self.rel = cp, cluster, watch, rounds, rel
         self.d, self.p = (parse_duration(chart_value(f"timings.{k}"))
                           for k in ("leaseDuration", "retryPeriod"))
         self.replicas = chart_value("example.replicas")
@@ -220,6 +227,39 @@ class Scenarios:
         log(f"kubeletstop: the kubelet paused, SIGKILL to {name}'s sidecar: {first['name']} "
             f"led {took:.2f}s later, on expiry (D = {d:.0f}s, token {first['fencingToken']})")
 
+    def runmode(self):
+        d, p = self.d, self.p
+        run(["bash", ROOT / "scripts/make-base-images.sh"], timeout=1200)  # RUN_IMAGE
+        cluster = NodeCluster(self.cp, f"{NAMESPACE}-run", self.cluster.helm_runner)
+        cluster.import_images(RUN_IMAGE)
+        cluster.install_released_chart(
+            "ffrun", self.rel.registry, self.rel.published().chart_version, "--set",
+            "runMode.enabled=true", "--set", "fastFailover=true", "--set",
+            "statusFile.enabled=false", "--set", "tests.enabled=false")
+        with PodWatch(cluster) as watch:
+            def settled():
+                holder = json.loads(cluster.kubectl("get", "lease", "ffrun", "-o", "json"))[
+                    "spec"].get("holderIdentity")
+                return cluster.all_ready(self.replicas) and watch.leader(holder)
+            sidecar, answer = wait_for("a run-mode leader", settled, 120, interval=0.2)
+            token = answer["fencingToken"]
+            sidecar.killed.add(answer["identity"])
+            t0 = time.time()
+            cluster.kill(cluster.pod(sidecar.name), container="app")
+            took, first = wait_for("a leader after leasehold run was killed",
+                                   lambda: watch.first_true(t0, token), d + p + SLACK,
+                                   interval=0.05)
+            check(took < d - p, f"the next term began {took:.2f}s after the kill of leasehold "
+                                f"run: no sooner than the Lease could expire (D - P = "
+                                f"{d - p:.0f}s)")
+            check(first["fencingToken"] == token + 1,
+                  f"token {token} -> {first['fencingToken']}")
+            log(watch.check_and_say())
+        cluster.helm("uninstall", "ffrun", "--wait", "--timeout", "120s")
+        log(f"runmode: SIGKILL to leasehold run in {sidecar.name}'s app container: "
+            f"{first['name']} said leader=true {took:.2f}s later (token {token} -> "
+            f"{first['fencingToken']})")
+
 
 def main():
     ap = chart_suite.parser()
@@ -241,7 +281,7 @@ def main():
             log(f"install: helm install with fastFailover=true: {len(pods)} pods Ready in "
                 f"{time.monotonic() - t1:.1f}s")
             with PodWatch(cluster, tmp / "fence.db") as watch:
-                scenarios = Scenarios(cp, cluster, watch, args.rounds)
+                scenarios = Scenarios(cp, cluster, watch, args.rounds, rel)
                 name = scenarios.settle("after the install")
                 scenarios.check_recorded()
                 log(f"install: {name} leads (token {scenarios.answer['fencingToken']}); the "
