@@ -17,6 +17,7 @@ constexpr const char* kLeaseDuration = "leasehold.io/lease-duration";
 constexpr const char* kRenewDeadline = "leasehold.io/renew-deadline";
 constexpr const char* kRetryPeriod = "leasehold.io/retry-period";
 constexpr const char* kShards = "leasehold.io/shards";
+constexpr const char* kFastFailover = "leasehold.io/fast-failover";
 
 bool isDigit(char c) {
   return c >= '0' && c <= '9';
@@ -151,7 +152,20 @@ std::optional<std::string> AnnotationRules::refusal(const Annotations& notes,
       return "leasehold.io/shards: \"" + *s + "\" is not a whole number from 1 to 1024";
     }
   }
+  if (const auto* f = find(notes, kFastFailover)) {
+    if (*f != "true" && *f != "false") {
+      return "leasehold.io/fast-failover: \"" + *f + "\" is not \"true\" or \"false\"";
+    }
+    if (*f == "true" && find(notes, kShards)) {
+      return std::string("leasehold.io/fast-failover cannot be used with leasehold.io/shards");
+    }
+  }
   return std::nullopt;
+}
+
+bool AnnotationRules::fastFailover(const Annotations& notes) {
+  const std::string* f = find(notes, kFastFailover);
+  return f && *f == "true";
 }
 
 }  // namespace leasehold::inject

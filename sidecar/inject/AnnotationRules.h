@@ -29,6 +29,9 @@ class AnnotationRules {
   static std::string leaseDuration(const Annotations& notes, const InjectorParams& params);
   static std::string renewDeadline(const Annotations& notes, const InjectorParams& params);
   static std::string retryPeriod(const Annotations& notes, const InjectorParams& params);
+  // leasehold.io/fast-failover: "true" (--fast-failover: no status file, the pod's UID and the
+  // container's name in the env).
+  static bool fastFailover(const Annotations& notes);
 };
 
 }  // namespace leasehold::inject

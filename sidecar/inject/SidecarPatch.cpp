@@ -42,13 +42,24 @@ json SidecarPatch::sidecar(const Annotations& notes, const InjectorParams& param
       "--retry-period=" + AnnotationRules::retryPeriod(notes, params),
       "--http-address=127.0.0.1:" + params.httpPort,
       "--probe-address=0.0.0.0:" + params.probePort,
-      std::string("--status-file=") + kStatusDir + "/status.json",
   });
+  // --fast-failover refuses a status file: a file outlives the process that wrote it.
+  const bool fast = AnnotationRules::fastFailover(notes);
+  args.push_back(fast ? std::string("--fast-failover")
+                      : std::string("--status-file=") + kStatusDir + "/status.json");
   if (const auto shards = notes.find("leasehold.io/shards"); shards != notes.end()) {
     args.push_back("--shards=" + shards->second);
   }
   args.push_back("--log-format=" + params.logFormat);
   args.push_back("--log-level=" + params.logLevel);
+
+  json env = json::array({fieldEnv("POD_NAME", "metadata.name"),
+                          fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+                          fieldEnv("POD_IP", "status.podIP")});
+  if (fast) {
+    env.push_back(fieldEnv("POD_UID", "metadata.uid"));
+    env.push_back({{"name", "LEASEHOLD_CONTAINER"}, {"value", "leasehold"}});
+  }
 
   json startup = probe("/healthz");
   startup["periodSeconds"] = 1;
@@ -61,15 +72,13 @@ json SidecarPatch::sidecar(const Annotations& notes, const InjectorParams& param
   readiness["periodSeconds"] = 5;
   readiness["timeoutSeconds"] = 2;
 
-  return {
+  json sidecar = {
       {"name", "leasehold"},
       {"image", params.image},
       {"imagePullPolicy", params.imagePullPolicy},
       {"restartPolicy", "Always"},
       {"args", std::move(args)},
-      {"env", json::array({fieldEnv("POD_NAME", "metadata.name"),
-                           fieldEnv("POD_NAMESPACE", "metadata.namespace"),
-                           fieldEnv("POD_IP", "status.podIP")})},
+      {"env", std::move(env)},
       {"ports", json::array({{{"name", "lh-probes"},
                               {"containerPort", params.probePortNumber},
                               {"protocol", "TCP"}}})},
@@ -87,8 +96,11 @@ json SidecarPatch::sidecar(const Annotations& notes, const InjectorParams& param
         {"runAsGroup", 65532},
         {"capabilities", {{"drop", json::array({"ALL"})}}},
         {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-      {"volumeMounts", json::array({{{"name", kStatusVolume}, {"mountPath", kStatusDir}}})},
   };
+  if (!fast) {
+    sidecar["volumeMounts"] = json::array({{{"name", kStatusVolume}, {"mountPath", kStatusDir}}});
+  }
+  return sidecar;
 }
 
 json SidecarPatch::statusVolume() {
@@ -110,6 +122,7 @@ json SidecarPatch::forPod(const json& pod, const Annotations& notes, const Injec
                      {"path", "/spec/initContainers"},
                      {"value", json::array({sidecar(notes, params)})}});
   }
+  if (AnnotationRules::fastFailover(notes)) return patch;  // no status file to share
   if (hasItems(spec, "volumes")) {
     patch.push_back({{"op", "add"}, {"path", "/spec/volumes/-"}, {"value", statusVolume()}});
   } else {

@@ -56,6 +56,7 @@ const std::map<std::string, FlagSpec, std::less<>>& flagSpecs() {
       {"--timeout", {true, {Command::kHandover, Command::kWatch}}},
       {"--max-events", {true, {Command::kWatch}}},
       {"--serviceaccount", {true, {Command::kRbac}}},
+      {"--fast-failover", {false, {Command::kRbac}}},
       {"--help", {false, {}}},
   };
   return m;
@@ -186,6 +187,8 @@ std::variant<PluginOptions, std::string> PluginArgs::parse(const std::vector<std
       o.serviceAccount = s.value;
     } else if (s.name == "--wait") {
       o.wait = true;
+    } else if (s.name == "--fast-failover") {
+      o.fastFailover = true;
     } else if (s.name == "--timeout") {
       auto d = parseDuration(s.written, s.value, error);
       if (!d) return error;
@@ -266,7 +269,7 @@ std::string PluginArgs::usage(Command command) {
              "      --timeout D          stop after D\n" +
              common;
     case Command::kRbac:
-      return "Usage: kubectl leasehold rbac NAME --serviceaccount SA [-n NS]\n\n"
+      return "Usage: kubectl leasehold rbac NAME --serviceaccount SA [-n NS] [--fast-failover]\n\n"
              "Prints, for `kubectl apply -f -`, what a workload needs for leader election on\n"
              "the Lease NAME in NS (default: the context's namespace, else default): the Lease\n"
              "(empty: the first replica takes it), a Role leasehold-NAME that may get, update,\n"
@@ -274,7 +277,9 @@ std::string PluginArgs::usage(Command command) {
              "the ServiceAccount SA. No create on leases: Kubernetes cannot limit it by name.\n"
              "The same objects as an entry of the chart's `leases` value. Asks nothing of\n"
              "the cluster.\n\n"
-             "      --serviceaccount SA  the ServiceAccount the workload's pods run as\n" +
+             "      --serviceaccount SA  the ServiceAccount the workload's pods run as\n"
+             "      --fast-failover      also get/list/watch on pods, for sidecars run with\n"
+             "                           --fast-failover (leasehold.io/fast-failover: \"true\")\n" +
              common;
     case Command::kVersion:
       return "Usage: kubectl leasehold version\n";

@@ -29,6 +29,7 @@ struct PluginOptions {
   std::chrono::milliseconds requestTimeout{10000};
   std::string to;              // handover --to: the identity or pod name of the next holder
   std::string serviceAccount;  // rbac --serviceaccount
+  bool fastFailover = false;   // rbac --fast-failover
   bool wait = false;           // handover --wait
   // handover --wait: how long to wait (default 30s). watch: stop after this long (unset: never).
   std::optional<std::chrono::milliseconds> timeout;

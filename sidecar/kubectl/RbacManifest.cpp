@@ -66,7 +66,14 @@ std::string RbacManifest::yaml(const RbacRequest& r) {
          "    verbs: [\"get\", \"update\", \"watch\", \"list\"]\n"
          "  - apiGroups: [\"\", \"events.k8s.io\"]\n"
          "    resources: [\"events\"]\n"
-         "    verbs: [\"create\", \"patch\"]\n"
+         "    verbs: [\"create\", \"patch\"]\n" +
+         (r.fastFailover ? std::string("  # --fast-failover: the holder's pod, listed and watched "
+                                       "by name (RBAC cannot\n"
+                                       "  # limit list or watch by name).\n"
+                                       "  - apiGroups: [\"\"]\n"
+                                       "    resources: [\"pods\"]\n"
+                                       "    verbs: [\"get\", \"list\", \"watch\"]\n")
+                         : std::string()) +
          "---\n"
          "apiVersion: rbac.authorization.k8s.io/v1\n"
          "kind: RoleBinding\n" +

@@ -14,6 +14,8 @@ struct RbacRequest {
   std::string lease;
   std::string ns;
   std::string serviceAccount;
+  // --fast-failover: also get/list/watch on pods (the chart's `leases` entry's fastFailover).
+  bool fastFailover = false;
 };
 
 class RbacManifest {

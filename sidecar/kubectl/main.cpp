@@ -61,7 +61,7 @@ int printRbac(const kc::PluginOptions& o) {
     auto rest = lh::cluster::RestConfigLoader::load({o.kubeconfig, o.context}, env);
     ns = rest ? rest->defaultNamespace.value_or("default") : "default";
   }
-  const kc::RbacRequest request{o.name, ns, o.serviceAccount};
+  const kc::RbacRequest request{o.name, ns, o.serviceAccount, o.fastFailover};
   if (auto problem = kc::RbacManifest::check(request)) {
     errorLine(*problem);
     return kUsageError;

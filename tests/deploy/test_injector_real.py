@@ -32,8 +32,10 @@ untouched    a pod without the label; a labelled pod in kube-system; a labelled 
 reinvoke     another mutating policy that changes labelled pods makes the chain run the
              injector again (reinvocationPolicy IfNeeded): still exactly one sidecar.
 annotations  the per-pod overrides reach the flags (leasehold.io/lease-duration, renew-deadline,
-             retry-period, shards); each bad one is refused with a message naming it; a pod
-             without leasehold.io/lease is refused.
+             retry-period, shards, fast-failover: that sidecar equal to the chart's example with
+             fastFailover and no status file, and no status volume); each bad one is refused
+             with a message naming it (fast-failover with shards too); a pod without
+             leasehold.io/lease is refused.
 params       editing the parameters ConfigMap's image reaches the next pod at once; helm
              upgrade with another image.digest rewrites it; values.resources without
              limits.memory (and with limits.cpu) injects exactly the quantities set.
@@ -415,6 +417,7 @@ ANNOTATIONS = (
      ["--lease-duration=30s", "--renew-deadline=20s", "--retry-period=4s"]),
     ({"leasehold.io/retry-period": "1.5s"}, ["--retry-period=1.5s", "--lease-duration=15s"]),
     ({"leasehold.io/shards": "4"}, ["--shards=4"]),
+    ({"leasehold.io/fast-failover": "true"}, ["--fast-failover"]),
     ({"leasehold.io/lease-duration": "1500ms"},
      'leasehold.io/lease-duration: "1500ms" is not a duration in whole seconds'),
     ({"leasehold.io/renew-deadline": "ten"}, 'leasehold.io/renew-deadline: "ten" is not a'),
@@ -426,8 +429,15 @@ ANNOTATIONS = (
      "renew deadline 10s must be greater than 1.2 x retry period 9s"),
     ({"leasehold.io/shards": "0"}, 'leasehold.io/shards: "0" is not a whole number from 1 to'),
     ({"leasehold.io/lease": "Shop_DB"}, 'leasehold.io/lease: "Shop_DB" is not a valid Lease'),
+    ({"leasehold.io/fast-failover": "yes"},
+     'leasehold.io/fast-failover: "yes" is not "true" or "false"'),
+    ({"leasehold.io/fast-failover": "true", "leasehold.io/shards": "2"},
+     "leasehold.io/fast-failover cannot be used with leasehold.io/shards"),
     ({"leasehold.io/lease": None}, "the annotation leasehold.io/lease (the name of the Lease"),
 )
+# The chart's values that give its example sidecar what an annotation gives an injected one.
+EXAMPLE_OF = {"leasehold.io/fast-failover": {"fastFailover": True,
+                                             "statusFile": {"enabled": False}}}
 
 
 def refusal(err):
@@ -449,6 +459,17 @@ def step_annotations(cp, helm, m, state):
             check(admitted, f"{notes}: refused: {err}")
             (side,) = sidecars(admitted["spec"])
             check(all(f in side["args"] for f in want), f"{notes}: flags {side['args']}")
+            for key, values in EXAMPLE_OF.items():
+                if key not in notes:
+                    continue
+                example = example_sidecar(cp, helm, m.ns, "shop", values)
+                (clean,) = sidecars(without_token(admitted["spec"]))
+                check(clean == example, f"{notes}: the injected sidecar differs from the chart's "
+                      f"with {values}:\n{json.dumps(clean, sort_keys=True)}\n"
+                      f"{json.dumps(example, sort_keys=True)}")
+                check(not admitted["spec"].get("volumes")
+                      or all(v["name"] != "leasehold-status" for v in admitted["spec"]["volumes"]),
+                      f"{notes}: a status file's volume {admitted['spec'].get('volumes')}")
             seen[json.dumps(notes)] = without_token(admitted["spec"])
             log(f"ok: {notes}: {' '.join(want)}")
         else:

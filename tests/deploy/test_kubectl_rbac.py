@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`kubectl leasehold rbac LEASE --serviceaccount SA -n NS` prints the same objects as an entry
-of the chart's `leases` value (kind, name, namespace, rules, roleRef, subjects, the Lease's
+"""`kubectl leasehold rbac LEASE --serviceaccount SA -n NS [--fast-failover]` prints the same
+objects as an entry of the chart's `leases` value (with fastFailover: the pods rule too) (kind, name, namespace, rules, roleRef, subjects, the Lease's
 spec; labels and helm's keep annotation aside), parses as YAML, and refuses bad names with
 exit status 2 and a message naming the name.
 
@@ -40,22 +40,27 @@ def main():
     args = ap.parse_args()
     try:
         helm = Helm(args.helm)
-        r = plugin(args.plugin, "rbac", ENTRY["name"], "--serviceaccount",
-                   ENTRY["serviceAccount"], "-n", ENTRY["namespace"])
-        check(r.returncode == 0, f"kubectl leasehold rbac: {r.returncode} {r.stderr}")
-        printed = by_kind(documents(r.stdout))
-        chart = {k: v for k, v in by_kind(helm.render({
-            "leases": [ENTRY], "example": {"enabled": False},
-            "tests": {"enabled": False}})).items()
-            if v["metadata"]["namespace"] == ENTRY["namespace"]}
-        check(sorted(printed) == sorted(chart),
-              f"objects: the plugin's {sorted(printed)}, the chart's {sorted(chart)}")
-        for key in printed:
-            check(essence(printed[key]) == essence(chart[key]),
-                  f"{key}: the plugin's\n{yaml.safe_dump(essence(printed[key]))}the chart's\n"
-                  f"{yaml.safe_dump(essence(chart[key]))}")
-        log(f"ok: kubectl leasehold rbac prints the chart's leases entry: "
-            f"{', '.join(f'{k}/{n}' for k, n in sorted(printed))}")
+        for extra, entry in (([], ENTRY), (["--fast-failover"], {**ENTRY, "fastFailover": True})):
+            r = plugin(args.plugin, "rbac", ENTRY["name"], "--serviceaccount",
+                       ENTRY["serviceAccount"], "-n", ENTRY["namespace"], *extra)
+            check(r.returncode == 0, f"kubectl leasehold rbac: {r.returncode} {r.stderr}")
+            printed = by_kind(documents(r.stdout))
+            chart = {k: v for k, v in by_kind(helm.render({
+                "leases": [entry], "example": {"enabled": False},
+                "tests": {"enabled": False}})).items()
+                if v["metadata"]["namespace"] == ENTRY["namespace"]}
+            check(sorted(printed) == sorted(chart),
+                  f"objects: the plugin's {sorted(printed)}, the chart's {sorted(chart)}")
+            for key in printed:
+                check(essence(printed[key]) == essence(chart[key]),
+                      f"{key}: the plugin's\n{yaml.safe_dump(essence(printed[key]))}the "
+                      f"chart's\n{yaml.safe_dump(essence(chart[key]))}")
+            pods = [r for r in printed[("Role", "leasehold-shop")]["rules"]
+                    if r["resources"] == ["pods"]]
+            check(bool(pods) == bool(extra), f"{extra}: pods rules {pods}")
+            log(f"ok: kubectl leasehold rbac {' '.join(extra)} prints the chart's leases entry"
+                f"{' with fastFailover' if extra else ''}: "
+                f"{', '.join(f'{k}/{n}' for k, n in sorted(printed))}")
         for argv, says in ((["rbac", "Shop", "--serviceaccount", "x"], 'the Lease name "Shop"'),
                            (["rbac", "shop", "--serviceaccount", "x", "-n", "Team_A"],
                             'the namespace "Team_A"'),

@@ -1,7 +1,8 @@
 {{/*
 The injector's CEL (templates/injector.yaml): the sidecar as the example Deployment has it
 (leasehold.sidecar), built from the parameters ConfigMap (params.data) and the pod's
-annotations (variables); the status file's volume and its read-only mount. Written once here,
+annotations (variables); the status file's volume and its read-only mount (none with
+leasehold.io/fast-failover: "true", which refuses a status file). Written once here,
 used where the pod has the list and where it has none.
 */}}
 {{- define "leasehold.injectedSidecarCEL" -}}
@@ -16,9 +17,9 @@ Object.spec.initContainers{
     "--renew-deadline=" + variables.renewDeadline,
     "--retry-period=" + variables.retryPeriod,
     "--http-address=127.0.0.1:" + params.data.httpPort,
-    "--probe-address=0.0.0.0:" + params.data.probePort,
-    "--status-file=/var/run/leasehold/status.json"
-  ] + variables.shardArgs + [
+    "--probe-address=0.0.0.0:" + params.data.probePort
+  ] + (variables.fast ? ["--fast-failover"] : ["--status-file=/var/run/leasehold/status.json"])
+  + variables.shardArgs + [
     "--log-format=" + params.data.logFormat,
     "--log-level=" + params.data.logLevel
   ],
@@ -32,7 +33,12 @@ Object.spec.initContainers{
     Object.spec.initContainers.env{name: "POD_IP",
       valueFrom: Object.spec.initContainers.env.valueFrom{
         fieldRef: Object.spec.initContainers.env.valueFrom.fieldRef{fieldPath: "status.podIP"}}}
-  ],
+  ] + (variables.fast ? [
+    Object.spec.initContainers.env{name: "POD_UID",
+      valueFrom: Object.spec.initContainers.env.valueFrom{
+        fieldRef: Object.spec.initContainers.env.valueFrom.fieldRef{fieldPath: "metadata.uid"}}},
+    Object.spec.initContainers.env{name: "LEASEHOLD_CONTAINER", value: "leasehold"}
+  ] : []),
   ports: [Object.spec.initContainers.ports{
     name: "lh-probes", containerPort: int(params.data.probePort), protocol: "TCP"}],
   startupProbe: Object.spec.initContainers.startupProbe{
@@ -51,7 +57,7 @@ Object.spec.initContainers{
     runAsUser: 65532, runAsGroup: 65532,
     capabilities: Object.spec.initContainers.securityContext.capabilities{drop: ["ALL"]},
     seccompProfile: Object.spec.initContainers.securityContext.seccompProfile{type: "RuntimeDefault"}},
-  volumeMounts: [Object.spec.initContainers.volumeMounts{
+  volumeMounts: variables.fast ? [] : [Object.spec.initContainers.volumeMounts{
     name: "leasehold-status", mountPath: "/var/run/leasehold"}]
 }
 {{- end -}}

@@ -170,6 +170,35 @@ TEST(AdmissionReviewHandler, AnnotationsReachTheFlagsInThePolicysOrder) {
                    "--shards=4", "--log-format=json", "--log-level=info"}));
 }
 
+// leasehold.io/fast-failover: "true": --fast-failover instead of the status file, the pod's
+// UID and the container's own name in the env, and no volume or mount for a status file.
+TEST(AdmissionReviewHandler, FastFailoverGetsItsEnvAndNoStatusFile) {
+  const json pod =
+      userPod({{"leasehold.io/lease", "shop"}, {"leasehold.io/fast-failover", "true"}});
+  const json after = admitted(pod, reviewed(pod));
+  const json& side = after["spec"]["initContainers"][0];
+  EXPECT_EQ(side["args"],
+            json::array({"--lease-name=shop", "--lease-duration=15s", "--renew-deadline=10s",
+                         "--retry-period=2s", "--http-address=127.0.0.1:4040",
+                         "--probe-address=0.0.0.0:9102", "--fast-failover", "--log-format=json",
+                         "--log-level=info"}));
+  ASSERT_EQ(side["env"].size(), 5u);
+  EXPECT_EQ(side["env"][3], json({{"name", "POD_UID"},
+                                  {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.uid"}}}}}}));
+  EXPECT_EQ(side["env"][4], json({{"name", "LEASEHOLD_CONTAINER"}, {"value", "leasehold"}}));
+  EXPECT_FALSE(side.contains("volumeMounts"));
+  json rest = after;
+  rest["spec"].erase("initContainers");
+  EXPECT_EQ(rest, pod);  // no volume, no mount in the app's containers
+  // "false" is as good as no annotation.
+  const json off =
+      userPod({{"leasehold.io/lease", "shop"}, {"leasehold.io/fast-failover", "false"}});
+  const json plain = admitted(userPod(), reviewed(userPod()));
+  json withOff = admitted(off, reviewed(off));
+  withOff["metadata"] = plain["metadata"];
+  EXPECT_EQ(withOff, plain);
+}
+
 TEST(AdmissionReviewHandler, RefusesEachBadAnnotationWithThePolicysMessage) {
   const std::vector<std::pair<json, std::string>> cases = {
       {json::object(),
@@ -206,6 +235,12 @@ TEST(AdmissionReviewHandler, RefusesEachBadAnnotationWithThePolicysMessage) {
        "leasehold.io/shards: \"1025\" is not a whole number from 1 to 1024"},
       {{{"leasehold.io/lease", "shop"}, {"leasehold.io/shards", "04"}},
        "leasehold.io/shards: \"04\" is not a whole number"},
+      {{{"leasehold.io/lease", "shop"}, {"leasehold.io/fast-failover", "yes"}},
+       "leasehold.io/fast-failover: \"yes\" is not \"true\" or \"false\""},
+      {{{"leasehold.io/lease", "shop"},
+        {"leasehold.io/fast-failover", "true"},
+        {"leasehold.io/shards", "4"}},
+       "leasehold.io/fast-failover cannot be used with leasehold.io/shards"},
   };
   for (const auto& [notes, message] : cases) {
     const json response = reviewed(userPod(notes));
