@@ -44,27 +44,38 @@ bool readExit(const json& state, const std::string& path, std::optional<Containe
   return true;
 }
 
-bool readStatuses(const json& status, const char* key, PodFacts& pod, std::string& error) {
-  const json* list = member(status, key);
+// Each item of the list parent.key (absent: none): an object with a name, handed to
+// fn(item, name, its path + ".") with paths such as "status.containerStatuses[2].".
+template <class F>
+bool forEachNamed(const json& parent, const char* key, const std::string& parentPath,
+                  std::string& error, F&& fn) {
+  const json* list = member(parent, key);
   if (!list) return true;
-  const std::string path = std::string("status.") + key;
+  const std::string path = parentPath + key;
   if (!list->is_array()) {
     error = path + ": expected an array";
     return false;
   }
   for (std::size_t i = 0; i < list->size(); i++) {
     const json& c = (*list)[i];
-    const std::string at = path + "[" + std::to_string(i) + "].";
+    const std::string item = path + "[" + std::to_string(i) + "]";
     if (!c.is_object()) {
-      error = path + "[" + std::to_string(i) + "]: expected an object";
+      error = item + ": expected an object";
       return false;
     }
     std::string name;
-    if (!readString(c, "name", at, name, error)) return false;
+    if (!readString(c, "name", item + ".", name, error)) return false;
     if (name.empty()) {
-      error = at + "name: missing";
+      error = item + ".name: missing";
       return false;
     }
+    if (!fn(c, name, item + ".")) return false;
+  }
+  return true;
+}
+
+bool readStatuses(const json& status, const char* key, PodFacts& pod, std::string& error) {
+  const auto one = [&](const json& c, const std::string& name, const std::string& at) {
     ContainerFacts facts;
     const json* state = nullptr;
     const json* last = nullptr;
@@ -77,29 +88,16 @@ bool readStatuses(const json& status, const char* key, PodFacts& pod, std::strin
       if (!readExit(*state, at + "state.", facts.terminated, error)) return false;
     }
     if (last && !readExit(*last, at + "lastState.", facts.lastTerminated, error)) return false;
-    facts.namesItself = pod.containers[name].namesItself;  // the spec may come first
+    facts.namesItself = pod.containers[name].namesItself;  // read from the spec before
     pod.containers[name] = std::move(facts);
-  }
-  return true;
+    return true;
+  };
+  return forEachNamed(status, key, "status.", error, one);
 }
 
 // spec.containers or spec.initContainers: which set LEASEHOLD_CONTAINER to their own name.
 bool readSpecs(const json& spec, const char* key, PodFacts& pod, std::string& error) {
-  const json* list = member(spec, key);
-  if (!list) return true;
-  const std::string path = std::string("spec.") + key;
-  if (!list->is_array()) {
-    error = path + ": expected an array";
-    return false;
-  }
-  for (std::size_t i = 0; i < list->size(); i++) {
-    const json& c = (*list)[i];
-    const std::string at = path + "[" + std::to_string(i) + "].";
-    std::string name;
-    if (!c.is_object() || !readString(c, "name", at, name, error)) {
-      if (error.empty()) error = path + "[" + std::to_string(i) + "]: expected an object";
-      return false;
-    }
+  const auto one = [&](const json& c, const std::string& name, const std::string& at) {
     const json* env = member(c, "env");
     if (env && !env->is_array()) {
       error = at + "env: expected an array";
@@ -107,17 +105,18 @@ bool readSpecs(const json& spec, const char* key, PodFacts& pod, std::string& er
     }
     bool namesItself = false;
     for (std::size_t j = 0; env && j < env->size(); j++) {
-      std::string key, value;
+      std::string variable, value;
       const std::string e = at + "env[" + std::to_string(j) + "].";
-      if (!readString((*env)[j], "name", e, key, error) ||
+      if (!readString((*env)[j], "name", e, variable, error) ||
           !readString((*env)[j], "value", e, value, error)) {
         return false;
       }
-      namesItself = namesItself || (key == "LEASEHOLD_CONTAINER" && value == name);
+      namesItself = namesItself || (variable == "LEASEHOLD_CONTAINER" && value == name);
     }
     pod.containers[name].namesItself = namesItself;
-  }
-  return true;
+    return true;
+  };
+  return forEachNamed(spec, key, "spec.", error, one);
 }
 
 bool decodePodObject(const json& obj, PodFacts& out, std::string& error) {

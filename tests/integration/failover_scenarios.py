@@ -66,11 +66,16 @@ def create_pods(env, names, shared=False):
     return uids
 
 
+def fast_sidecar(env, name, pod, uid, **kw):
+    """A --fast-failover sidecar NAME in the container `leasehold` of POD (UID uid)."""
+    return env.sidecar(name, extra_args=["--fast-failover"], timings=TIMINGS,
+                       env_vars={"POD_NAME": pod, "POD_UID": uid,
+                                 "LEASEHOLD_CONTAINER": CONTAINER,
+                                 "POD_NAMESPACE": env.namespace}, **kw)
+
+
 def start(env, uids):
-    sidecars = [env.sidecar(n, extra_args=["--fast-failover"], timings=TIMINGS,
-                            env_vars={"POD_UID": uid, "LEASEHOLD_CONTAINER": CONTAINER,
-                                      "POD_NAMESPACE": env.namespace})
-                for n, uid in uids.items()]
+    sidecars = [fast_sidecar(env, n, n, uid) for n, uid in uids.items()]
     for s in sidecars:
         s.start()
     leader = the_leader(sidecars, timeout=D + P + slack(3))
@@ -152,11 +157,8 @@ def restart_in_place(env):
     sidecars, leader = start(env, uids)
     with Observer(sidecars) as obs:
         t0, token, _ = kill_leader(sidecars, leader)
-        again = env.sidecar(leader.name + "-restarted", extra_args=["--fast-failover"],
-                            timings=TIMINGS, env_vars={
-                                "POD_NAME": leader.name, "POD_UID": uids[leader.name],
-                                "LEASEHOLD_CONTAINER": CONTAINER, "POD_NAMESPACE": env.namespace},
-                            user=leader.name)
+        again = fast_sidecar(env, leader.name + "-restarted", leader.name, uids[leader.name],
+                             user=leader.name)
         again.start()
         obs.add(again)
         everyone = sidecars + [again]
