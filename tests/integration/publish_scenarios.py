@@ -155,6 +155,10 @@ def release(env):
         check(b.status()["fencingToken"] == token + 1, "token +1")
 
         # b steps aside too: a is still cooling down, so nobody may lead until a's cooldown ends.
+        # A second after a's release, so that a's cooldown ends well before b's: released at
+        # once, b's would end a few ms after a's, and which of the two takes the Lease back
+        # first (a read, then a compare-and-swap each) would be a race the test cannot call.
+        time.sleep(max(0.0, ta + 1.0 - time.time()))
         tb = time.time()
         code, body = http_request(b.port, "POST", "/leader/release")
         check(code == 202 and json.loads(body)["wasLeader"], body)
