@@ -4,7 +4,9 @@
 a local registry, as deploy.node_chart), with fastFailover=true and statusFile.enabled=false,
 judged from inside the pods (kubectl exec: /leader) and by the samplers and fenced writers in
 every pod's network namespace (leasehold_testing.pod_watch: no two claims overlap, tokens only go
-up, the fenced store never accepts a lower token).
+up, the fenced store never accepts a lower token). A killed holder's claim ends with its process
+(--fast-failover's contract: the app's connection to /leader fails at once), at the first sample
+that found nothing listening, not at the validUntil it last answered.
 
     test_node_failover.py --build-dir DIR --tools DIR [--helm BIN] [--rounds N] [STEP...]
         STEP: kill9 appcrash sharedpid forcedelete kubeletstop runmode (default: kill9, the
@@ -104,7 +106,9 @@ class Scenarios:
         restart count before)."""
         name = self.leader["metadata"]["name"]
         before = restarts(self.leader)
-        self.watch.sidecars[name].killed.add(self.answer["identity"])
+        # --fast-failover's contract: a claim ends with its process (the app's /leader or
+        # /leader/watch connection fails at once), not at the validUntil it last answered.
+        self.watch.sidecars[name].died.add(self.answer["identity"])
         t0 = time.time()
         self.cluster.kill(self.leader)
         return t0, name, before
@@ -243,7 +247,7 @@ class Scenarios:
                 return cluster.all_ready(self.replicas) and watch.leader(holder)
             sidecar, answer = wait_for("a run-mode leader", settled, 120, interval=0.2)
             token = answer["fencingToken"]
-            sidecar.killed.add(answer["identity"])
+            sidecar.died.add(answer["identity"])
             t0 = time.time()
             cluster.kill(cluster.pod(sidecar.name), container="app")
             took, first = wait_for("a leader after leasehold run was killed",

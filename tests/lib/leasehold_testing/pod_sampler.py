@@ -48,6 +48,10 @@ class PodSidecar:
         # answering exited at SIGTERM, which releases: its claim ended at the send of its last
         # true answer (the Observer's rule for a clean exit).
         self.killed = set()
+        # Identities killed under --fast-failover, whose contract ends a claim with the process
+        # (the app's connection to /leader or /leader/watch fails at once): their claims end at
+        # the first request that found nobody listening (the Observer's rule for a kill).
+        self.died = set()
 
     def close(self):
         os.close(self.netns)
@@ -79,8 +83,10 @@ class PodSampler(threading.Thread):
                 self.sidecar.identity = identity
             if (isinstance(self.client.error, ConnectionRefusedError) and identity is not None
                     and identity not in self.sidecar.killed):
-                # Nothing listens on the port: the process that answered last has exited.
-                self.record(self.sidecar, identity, t0, t0, {"exited": 0})
+                # Nothing listens on the port: the process that answered last has exited
+                # (SIGKILL: its claim ends now; else a clean exit, which released).
+                self.record(self.sidecar, identity, t0, t0,
+                            {"exited": 137 if identity in self.sidecar.died else 0})
             else:
                 self.record(self.sidecar, identity, t0, time.time(), st)
             self.stop_event.wait(self.interval)
