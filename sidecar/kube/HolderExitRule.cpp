@@ -22,6 +22,14 @@ std::optional<HolderProcess> parseHolderProcess(std::string_view s) {
   return p;
 }
 
+bool isPodName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (const char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
 ExitVerdict judgeHolderExit(const election::LeaseRecord& lease, const std::optional<PodFacts>& pod,
                             const OwnContainer& self) {
   const auto holder = parseHolderProcess(lease.holderProcess);
@@ -29,6 +37,9 @@ ExitVerdict judgeHolderExit(const election::LeaseRecord& lease, const std::optio
     return wait("the holder " + lease.holderIdentity +
                 " did not record its pod and container (leasehold.io/holder-process): no "
                 "fast failover for it");
+  }
+  if (!isPodName(lease.holderPod)) {
+    return wait("leasehold.io/holder-pod \"" + lease.holderPod + "\" is not a pod name");
   }
   if (holder->identity != lease.holderIdentity) {
     return wait("leasehold.io/holder-process names " + holder->identity + ", not the holder " +

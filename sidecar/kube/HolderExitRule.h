@@ -37,6 +37,9 @@ struct HolderProcess {
   std::string identity;
 };
 std::optional<HolderProcess> parseHolderProcess(std::string_view annotation);
+// A pod name as the API server makes them (a DNS-1123 subdomain's characters, at most 253): the
+// Lease's annotations are anyone's to write, and the name goes into a request's query.
+bool isPodName(std::string_view name);
 
 // Where this replica's own process runs.
 struct OwnContainer {

@@ -17,7 +17,7 @@ void HolderPodWatch::follow(const election::LeaseRecord& record,
   record_ = record;
   exited_ = std::move(exited);
   const auto holder = parseHolderProcess(record.holderProcess);
-  if (!holder || record.holderPod.empty() || holder->identity != record.holderIdentity) {
+  if (!holder || !isPodName(record.holderPod) || holder->identity != record.holderIdentity) {
     // Nothing to watch: the rule says why, once.
     loop_.reset();
     podName_.clear();
@@ -46,7 +46,7 @@ void HolderPodWatch::watchPod(const std::string& name) {
   pod_.reset();
   ListWatchLoopOptions o;
   o.collectionPath = "/api/v1/namespaces/" + options_.podNamespace + "/pods";
-  // Pod names are DNS-1123 subdomains: nothing to escape.
+  // isPodName (follow): nothing in it to escape.
   o.selector = "fieldSelector=metadata.name%3D" + name;
   o.subject = "the holder's pod watch (--fast-failover)";
   o.whileUnavailable = "the Lease's expiry decides instead";

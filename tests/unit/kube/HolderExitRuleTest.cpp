@@ -161,6 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
             false, "container app of pod web-0 is running"},
         Row{"NoAnnotation", [](L& l, P&, S&) { l.holderProcess.clear(); }, false,
             "did not record its pod and container"},
+        // The annotations are anyone's to write: a "pod name" that would add to the query.
+        Row{"NotAPodName", [](L& l, P&, S&) { l.holderPod = "web-0&labelSelector=x"; }, false,
+            "is not a pod name"},
         Row{"MalformedAnnotation", [](L& l, P&, S&) { l.holderProcess = "u-0/leasehold"; },
             false, "did not record"},
         // Left by a leasehold holder on a Lease that another elector (client-go's) took since.

@@ -129,6 +129,14 @@ TEST_F(HolderPodWatchTest, AHolderThatRecordedNoProcessIsNotWatched) {
   EXPECT_NE(verdicts[0].find("did not record its pod and container"), std::string::npos);
 }
 
+TEST_F(HolderPodWatchTest, AHolderPodThatIsNoPodNameIsNotWatched) {
+  follow(lease("web-0_1", "web-0&fieldSelector=x", "u-0"));  // no request is expected
+  clock.advance(1min);
+  EXPECT_TRUE(told.empty());
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_NE(verdicts[0].find("is not a pod name"), std::string::npos) << verdicts[0];
+}
+
 TEST_F(HolderPodWatchTest, ANewHoldersPodMovesTheWatchAndUnfollowDropsIt) {
   auto first = following("web-0_1", "web-0", "u-0");
 
