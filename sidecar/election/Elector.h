@@ -5,7 +5,9 @@
 // Safety rests on three rules:
 //  - leadership is computed when asked: leader iff the last write this process got confirmed
 //    names it as holder and now < (when that write was *sent*) + R;
-//  - others take over only at (when *they* observed the last change) + D, on their own clock;
+//  - others take over only at (when *they* observed the last change) + D, on their own clock,
+//    or (--fast-failover, setExitWitness) on a witness's proof that the holder's process of
+//    that very record has exited: a process that is gone claims nothing;
 //  - every write is a compare-and-swap on resourceVersion.
 // Since the write was sent before anyone could observe it, and R < D, terms never overlap.
 #include <deque>

@@ -88,6 +88,13 @@ struct Harness {
                                 HasSubstr("watch=true")))
         .stream();
   }
+  // The Deployment had 2 replicas: scaled, its pods demo-a and demo-b listed at "41", and the
+  // watch from there (not opened yet).
+  std::shared_ptr<FakeApiClient::Stream> expectScaledWithTwoPods() {
+    expectScale(200, scaleAnswer(2));
+    expectList({"demo-a", "demo-b"}, "41");
+    return expectWatch("41");
+  }
 };
 
 TEST(DeploymentScaleDownTest, EachWayItEnds) {
@@ -102,12 +109,7 @@ TEST(DeploymentScaleDownTest, EachWayItEnds) {
   };
   std::shared_ptr<FakeApiClient::Stream> watch;
   const std::vector<Case> cases{
-      {"scaled and its pods gone",
-       [&](Harness& h) {
-         h.expectScale(200, scaleAnswer(2));
-         h.expectList({"demo-a", "demo-b"}, "41");
-         watch = h.expectWatch("41");
-       },
+      {"scaled and its pods gone", [&](Harness& h) { watch = h.expectScaledWithTwoPods(); },
        [&](Harness& h) {
          watch->open();
          h.clock.advance(1s);
@@ -161,12 +163,7 @@ TEST(DeploymentScaleDownTest, EachWayItEnds) {
       {"credentials refused",
        [](Harness& h) { h.expectScale(401, statusBody(401, "Unauthorized", "Unauthorized")); },
        nullptr, 1, "", "failed (401): the credentials were not accepted"},
-      {"a pod outlives the timeout",
-       [&](Harness& h) {
-         h.expectScale(200, scaleAnswer(2));
-         h.expectList({"demo-a", "demo-b"}, "41");
-         watch = h.expectWatch("41");
-       },
+      {"a pod outlives the timeout", [&](Harness& h) { watch = h.expectScaledWithTwoPods(); },
        [&](Harness& h) {
          watch->open();
          watch->send(podEvent("DELETED", "demo-a"));
@@ -234,9 +231,7 @@ TEST(DeploymentScaleDownTest, RetriesTransientFailuresEverySecond) {
 
 TEST(DeploymentScaleDownTest, ListsAgainWhenTheWatchEndsOrExpires) {
   Harness h;
-  h.expectScale(200, scaleAnswer(2));
-  h.expectList({"demo-a", "demo-b"}, "41");
-  auto first = h.expectWatch("41");
+  auto first = h.expectScaledWithTwoPods();
   h.expectList({"demo-b"}, "60");  // demo-a went while no watch was open
   auto second = h.expectWatch("60");
   h.expectList({"demo-b"}, "70");
