@@ -14,6 +14,7 @@ from scale_report import scale_goals, scale_markdown
 from settings import BASELINE_LABEL, GOALS
 from etcd import etcd_markdown
 from node import node_markdown
+from renew import renew_goals, renew_markdown
 from shards import shards_goals, shards_markdown
 
 
@@ -145,6 +146,8 @@ def goals_and_table(results, baseline="poll", baseline_label=None):
         goals.update({k: ok for k, (_v, ok, _t) in scale_goals(results["scale"]).items()})
     if "shards" in results:
         goals.update({k: ok for k, (_v, ok, _t) in shards_goals(results["shards"]).items()})
+    if "renew" in results:
+        goals.update({k: ok for k, (_v, ok, _t) in renew_goals(results["renew"]).items()})
     if "etcd" in results:
         L = results["etcd"]["leasehold"]
         goals["etcd_failover"] = (L["failover_after_expiry_s"]["p99"]
@@ -196,7 +199,7 @@ def render(doc):
               f"{' '.join(meta['machine']['loadavg_end'] or [])} at end; nice {meta['nice']}; "
               f"{meta['seconds']} s.\n"
               f"Server: {where}. Baseline: {label}, same server, same run.\n"
-              + ("" if set(results) in ({"node"}, {"etcd"}) else
+              + ("" if set(results) in ({"node"}, {"etcd"}, {"renew"}) else
                  "Scaled figures (D=2s R=1.5s P=0.3s): failover and handover; the rest at "
                  "15s/10s/2s.\n") + "\n")
     text = header + table + "\n"
@@ -204,6 +207,8 @@ def render(doc):
         text += "\n" + scale_markdown(results["scale"]) + "\n"
     if "shards" in results:
         text += "\n" + shards_markdown(results["shards"]) + "\n"
+    if "renew" in results:
+        text += "\n" + renew_markdown(results["renew"]) + "\n"
     if "node" in results:
         text += "\n" + node_markdown(results["node"]) + "\n"
     if "etcd" in results:

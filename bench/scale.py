@@ -10,24 +10,25 @@ made once and reused by every point and both implementations.
 Per point: Lease API requests per minute by verb (audit log; leader, followers, per Lease),
 kube-apiserver and etcd CPU seconds per minute and RSS (/proc of their pids), etcd's read and
 write counts (its /metrics), total sidecar RSS and CPU (/proc), time from the first exec until
-every Lease has a holder. An idle window (no sidecars) first gives the control plane's own
-background (bench/run starts kube-apiserver with --etcd-count-metric-poll-period=0 for this
-section: its per-minute count of every resource type is ~100 etcd reads at once). At the
-largest point, with it still running, crash failover (kill -9) and SIGTERM handover of one more
-Lease (3 replicas, scaled timings D=2s R=1.5s P=0.3s, like the failover
-section), and the same series with nothing else running, for both implementations.
+every Lease has a holder, the sidecars' requests from the first exec until the window. An idle
+window (no sidecars) first gives the control plane's own background (bench/run starts
+kube-apiserver with --etcd-count-metric-poll-period=0 for this section: its per-minute count of
+every resource type is ~100 etcd reads at once). At the largest point, with it still running,
+crash failover (kill -9) and SIGTERM handover of one more Lease (3 replicas, scaled timings D=2s
+R=1.5s P=0.3s, like the failover section), and the same series with nothing else running, for
+both implementations.
 
 Every loop is bounded in count and time; every process is killed when the point ends and, on
 any exception or signal, by the envs' exit (RealServer.__exit__).
 
-Why ~430 lines in one file: one section, in three parts only it uses (the control plane's own
-counters, the section's loop, the --quick output check); its report is scale_report.py and its
-pictures plots.py."""
+Why ~410 lines in one file: one section, in two parts only it and renew.py use (the control
+plane's own counters, the section's loop: bench/run --only renew runs it with other
+contenders); its report and the --quick output check are scale_report.py, its pictures
+plots.py."""
 import os
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from leasehold_testing import AuditLog, Failure, log
 from leasehold_testing.metrics import parse
@@ -84,24 +85,26 @@ def label(series, name):
 
 
 def apiserver_counts(plane):
-    """kube-apiserver's own counters for Leases: the etcd requests it made for them by operation
-    (etcd_requests_total{resource="leases"}: get, list and getCurrentResourceVersion are reads)
-    and the requests it served by verb (apiserver_request_total{resource="leases"})."""
+    """kube-apiserver's own counters for Leases and pods (renew.py's pod watches): the etcd
+    requests it made for them by operation ("leases/etcd:get": etcd_requests_total; get, list
+    and getCurrentResourceVersion are reads) and the requests it served by verb
+    ("leases/api:PUT": apiserver_request_total)."""
     code, text = plane.api("GET", "/metrics", ok=None)
     if code != 200 or not isinstance(text, str):
         raise Failure(f"kube-apiserver /metrics: {code}")
     out = {}
     for k, v in parse(text).items():
         name = k.partition("{")[0]
+        resource = label(k, "resource")
         if name in ("etcd_requests_total", "apiserver_request_total") and \
-                label(k, "resource") == "leases" and not label(k, "subresource"):
-            key = (f"etcd:{label(k, 'operation')}" if name == "etcd_requests_total"
-                   else f"api:{label(k, 'verb')}")
+                resource in ("leases", "pods") and not label(k, "subresource"):
+            key = (f"{resource}/etcd:{label(k, 'operation')}" if name == "etcd_requests_total"
+                   else f"{resource}/api:{label(k, 'verb')}")
             out[key] = out.get(key, 0) + v
     return out
 
 
-LEASE_ETCD_READS = ("etcd:get", "etcd:list", "etcd:getCurrentResourceVersion")
+ETCD_READS = ("etcd:get", "etcd:list", "etcd:getCurrentResourceVersion")
 
 
 class Meter:
@@ -132,16 +135,19 @@ class Meter:
             except OSError:
                 pass
         per_min = {k: (v - self.counts0.get(k, 0)) / minutes for k, v in counts.items()}
-        leases = {k: (v - self.api_counts0.get(k, 0)) / minutes for k, v in api_counts.items()}
+        api_min = {k: (v - self.api_counts0.get(k, 0)) / minutes for k, v in api_counts.items()}
         sidecar_rss = [rss_kb(p) for p in self.pids]
+
+        def etcd_reads(resource):
+            return sum(api_min.get(f"{resource}/{k}", 0) for k in ETCD_READS)
         return {
             "minutes": minutes, "loadavg": loadavg(),
             "apiserver": {"cpu_s_per_min": (api - self.api0) / TICK / minutes,
                           "rss_kB": rss_kb(self.api_pid),
-                          "lease_etcd_reads_per_min": sum(leases.get(k, 0)
-                                                          for k in LEASE_ETCD_READS),
-                          "lease_counters_per_min": {k: round(v, 2)
-                                                     for k, v in sorted(leases.items()) if v}},
+                          "lease_etcd_reads_per_min": etcd_reads("leases"),
+                          "pod_etcd_reads_per_min": etcd_reads("pods"),
+                          "counters_per_min": {k: round(v, 2)
+                                               for k, v in sorted(api_min.items()) if v}},
             "etcd": {"cpu_s_per_min": (etcd - self.etcd0) / TICK / minutes,
                      "rss_kB": rss_kb(self.etcd_pid),
                      "reads_per_min": per_min.get("grpc:Range"),
@@ -163,6 +169,12 @@ class Meter:
 
 
 class Scale:
+    """The section's steps; renew.py's Renew is one with other contenders than MODES."""
+
+    chart_values = None  # the chart's values of every slot's Role (renew.py: fastFailover)
+    prefix = "scale"     # of the Lease names
+    describe = staticmethod(mode_name)
+
     def __init__(self, server, prof):
         self.server = server
         self.plane = server.plane
@@ -173,7 +185,7 @@ class Scale:
         self.kubeconfigs = {}  # (k, i) -> kubeconfig path
 
     def lease_name(self, k):
-        return f"scale-{k}"
+        return f"{self.prefix}-{k}"
 
     def setup(self):
         """An env (namespace, chart Role) per Lease slot and a user per replica slot, made in 4
@@ -185,7 +197,7 @@ class Scale:
         t0 = time.monotonic()
 
         def one(k):
-            env = self.server.env_for(self.lease_name(k))
+            env = self.server.env_for(self.lease_name(k), self.chart_values)
             return k, env, [self.server.kubeconfig(env, f"r{i}") for i in range(need[k])]
         with ThreadPoolExecutor(4) as pool:
             done = sorted(pool.map(one, sorted(need)), key=lambda x: x[0])
@@ -193,8 +205,8 @@ class Scale:
             self.envs.append(env)
             for i, kc in enumerate(kcs):
                 self.kubeconfigs[(k, i)] = kc
-        log(f"scale: {len(self.envs)} namespaces and {len(self.kubeconfigs)} ServiceAccounts "
-            f"with tokens in {time.monotonic() - t0:.1f} s")
+        log(f"{self.prefix}: {len(self.envs)} namespaces and {len(self.kubeconfigs)} "
+            f"ServiceAccounts with tokens in {time.monotonic() - t0:.1f} s")
         return time.monotonic() - t0
 
     def holders(self, leases):
@@ -223,7 +235,7 @@ class Scale:
 
     def idle(self):
         """The control plane with no sidecars: its own background over the idle window."""
-        log(f"scale: idle control plane, {self.prof['idle_s']} s")
+        log(f"{self.prefix}: idle control plane, {self.prof['idle_s']} s")
         m = Meter(self.plane)
         m.start()
         time.sleep(self.prof["idle_s"])
@@ -235,11 +247,11 @@ class Scale:
         sidecars = []
         for k in range(leases):
             for i in range(n):
-                s = make_sidecar(self.server, self.envs[k], names[k][i], self.lease_name(k),
-                                 DEFAULT_ARGS, mode, kubeconfig=self.kubeconfigs[(k, i)])
+                s = self.sidecar(mode, k, i, names[k][i])
                 sidecars.append(s)
                 who[s.name] = (k, i)
-        log(f"scale: {mode_name(mode)}, {leases} Lease(s) x {n} = {len(sidecars)} sidecars")
+        log(f"{self.prefix}: {self.describe(mode)}, {leases} Lease(s) x {n} = {len(sidecars)} "
+            "sidecars")
         try:
             return self._measure(mode, leases, n, sidecars, who, takeovers)
         finally:
@@ -250,8 +262,24 @@ class Scale:
                 s.reap()
             self.delete_leases(leases)
 
+    def sidecar(self, mode, k, i, name):
+        """Replica i of Lease slot k, as that slot's user, at 15s/10s/2s (renew.py: others)."""
+        return make_sidecar(self.server, self.envs[k], name, self.lease_name(k), DEFAULT_ARGS,
+                            mode, kubeconfig=self.kubeconfigs[(k, i)])
+
+    def slot_counts(self, events, who):
+        """{"verb:resource": n} of the requests among `events` by the slots in `who`."""
+        users = {self.envs[k].client_name(f"r{i}") for k, i in who.values()}
+        out = {}
+        for user, counts in AuditLog.counters_of(events, by_resource=True).items():
+            if user in users:
+                for key, c in counts.items():
+                    out[key] = out.get(key, 0) + c
+        return out
+
     def _measure(self, mode, leases, n, sidecars, who, takeovers):
         P = self.prof
+        offset0 = self.plane.audit.size()
         t0 = time.monotonic()
         for s in sidecars:
             s.start(wait=False)
@@ -275,6 +303,7 @@ class Scale:
             raise Failure(f"scale {mode} {leases}x{n}: exited before the window: {dead[:5]}")
         before = self.holders(leases)
         offset = self.plane.audit.size()
+        startup_counts = self.slot_counts(self.plane.audit.events(offset0), who)
         meter = Meter(self.plane, [s.proc.pid for s in sidecars])
         meter.start()
         time.sleep(P["window_s"])
@@ -323,6 +352,7 @@ class Scale:
                                       for v, c in follower_v.items()},
             "follower_get_list_in_window": gets_by_followers,
             "other_requests_per_min": other,
+            "requests_before_window": startup_counts,
             "leader_changed_leases": changed,
         })
         log(f"  {res['lease_requests_per_min_total']:.1f} Lease requests/min "
@@ -372,62 +402,3 @@ def run_scale(server, prof, results):
     for leases, n in scale.points:
         for mode in MODES:
             out["points"].append(scale.point(mode, leases, n, takeovers=(leases, n) == biggest))
-
-
-# ----------------------------------------------------------------------------------------------
-# The output check of --quick (ctest bench.scale_quick): every field, so that it can fail
-
-
-POINT_FIELDS = ("startup_all_led_s", "lease_requests_per_min_total", "per_lease_per_min",
-                "per_lease_ratio_to_60_over_P", "apiserver.cpu_s_per_min", "apiserver.rss_kB",
-                "apiserver.lease_etcd_reads_per_min", "etcd.cpu_s_per_min", "etcd.rss_kB",
-                "etcd.reads_per_min", "etcd.puts_per_min", "etcd.txns_per_min",
-                "etcd.mvcc_ranges_per_min", "sidecars.cpu_s_per_min", "sidecars.rss_kB",
-                "follower_get_list_in_window")
-
-
-def field(d, path):
-    for part in path.split("."):
-        if not isinstance(d, dict) or part not in d:
-            return None
-        d = d[part]
-    return d
-
-
-def missing_fields(scale, pictures=()):
-    """What a scale result lacks: every point of every mode with numbers in every field, the
-    takeovers alone and under load with every repetition, the goals computable, the PNGs."""
-    from scale_report import scale_goals
-    bad = []
-    sc = scale.get("settings", {})
-    modes = sc.get("modes", [])
-    for leases, n in sc.get("points", []):
-        for mode in modes:
-            p = next((x for x in scale.get("points", []) if x["mode"] == mode and
-                      x["leases"] == leases and x["replicas_per_lease"] == n), None)
-            if p is None:
-                bad.append(f"point {mode} {leases}x{n} missing")
-                continue
-            for f in POINT_FIELDS:
-                if not isinstance(field(p, f), (int, float)):
-                    bad.append(f"point {mode} {leases}x{n}: {f} = {field(p, f)!r}")
-            if not p.get("lease_requests_per_min"):
-                bad.append(f"point {mode} {leases}x{n}: no Lease requests counted")
-    for mode in modes:
-        quiet = scale.get("takeover_quiet", {}).get(mode, {})
-        loaded = next((x.get("takeover_loaded") for x in scale.get("points", [])
-                       if x["mode"] == mode and "takeover_loaded" in x), None) or {}
-        for where, t in (("alone", quiet), ("loaded", loaded)):
-            for kind in ("kill", "term"):
-                runs = t.get(kind, {}).get("runs", [])
-                if len(runs) != sc.get("reps"):
-                    bad.append(f"takeover {kind} {mode} {where}: {len(runs)} of "
-                               f"{sc.get('reps')} repetitions")
-    for name, (value, _ok, _text) in scale_goals(scale).items():
-        if value is None:
-            bad.append(f"goal {name}: not computable")
-    for p in pictures:
-        if not Path(p).is_file() or Path(p).stat().st_size < 1000:
-            bad.append(f"picture {p} missing or empty")
-    return bad
-

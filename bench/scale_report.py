@@ -1,4 +1,7 @@
-"""The scale section's goals (ratios from the same run) and its markdown tables."""
+"""The scale section's goals (ratios from the same run), its markdown tables and the output check
+of --quick."""
+from pathlib import Path
+
 from settings import GOALS, SCALED
 
 LABEL = {"watch": "leasehold", "poll": "leasehold poll", "client-go": "client-go"}
@@ -178,3 +181,61 @@ def scale_markdown(scale):
     if B is None:
         md.append("(no baseline in this run)")
     return "\n".join(md)
+
+
+# ----------------------------------------------------------------------------------------------
+# The output check of --quick (ctest bench.scale_quick): every field, so that it can fail
+
+
+POINT_FIELDS = ("startup_all_led_s", "lease_requests_per_min_total", "per_lease_per_min",
+                "per_lease_ratio_to_60_over_P", "apiserver.cpu_s_per_min", "apiserver.rss_kB",
+                "apiserver.lease_etcd_reads_per_min", "etcd.cpu_s_per_min", "etcd.rss_kB",
+                "etcd.reads_per_min", "etcd.puts_per_min", "etcd.txns_per_min",
+                "etcd.mvcc_ranges_per_min", "sidecars.cpu_s_per_min", "sidecars.rss_kB",
+                "follower_get_list_in_window")
+
+
+def field(d, path):
+    for part in path.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return None
+        d = d[part]
+    return d
+
+
+def missing_fields(scale, pictures=()):
+    """What a scale result lacks: every point of every mode with numbers in every field, the
+    takeovers alone and under load with every repetition, the goals computable, the PNGs."""
+    bad = []
+    sc = scale.get("settings", {})
+    modes = sc.get("modes", [])
+    for leases, n in sc.get("points", []):
+        for mode in modes:
+            p = next((x for x in scale.get("points", []) if x["mode"] == mode and
+                      x["leases"] == leases and x["replicas_per_lease"] == n), None)
+            if p is None:
+                bad.append(f"point {mode} {leases}x{n} missing")
+                continue
+            for f in POINT_FIELDS:
+                if not isinstance(field(p, f), (int, float)):
+                    bad.append(f"point {mode} {leases}x{n}: {f} = {field(p, f)!r}")
+            if not p.get("lease_requests_per_min"):
+                bad.append(f"point {mode} {leases}x{n}: no Lease requests counted")
+    for mode in modes:
+        quiet = scale.get("takeover_quiet", {}).get(mode, {})
+        loaded = next((x.get("takeover_loaded") for x in scale.get("points", [])
+                       if x["mode"] == mode and "takeover_loaded" in x), None) or {}
+        for where, t in (("alone", quiet), ("loaded", loaded)):
+            for kind in ("kill", "term"):
+                runs = t.get(kind, {}).get("runs", [])
+                if len(runs) != sc.get("reps"):
+                    bad.append(f"takeover {kind} {mode} {where}: {len(runs)} of "
+                               f"{sc.get('reps')} repetitions")
+    for name, (value, _ok, _text) in scale_goals(scale).items():
+        if value is None:
+            bad.append(f"goal {name}: not computable")
+    for p in pictures:
+        if not Path(p).is_file() or Path(p).stat().st_size < 1000:
+            bad.append(f"picture {p} missing or empty")
+    return bad
+

@@ -211,17 +211,20 @@ class ClientGoElector(Sidecar):
                      *CLIENTGO_EXTRA]
 
 
-def make_sidecar(server, env, name, lease, timings, mode, extra=(), kubeconfig=None):
+def make_sidecar(server, env, name, lease, timings, mode, extra=(), kubeconfig=None,
+                 env_vars=None):
     """A replica of `mode` (watch, poll: leasehold; client-go) with these timings, as the user
-    `name` unless a kubeconfig is given (the scale section reuses one user per slot)."""
+    `name` unless a kubeconfig is given (the scale section reuses one user per slot); env_vars:
+    more of leasehold's environment (renew.py: its pod's)."""
     kubeconfig = kubeconfig or server.kubeconfig(env, name)
     if mode == "client-go":
         s = ClientGoElector(env, name, lease, kubeconfig, timings)
         env.sidecars.append(s)
         return s
     return env.sidecar(name, lease=lease, kubeconfig=kubeconfig, timings=timings,
-                       extra_args=["--follower-mode", mode, *SIDECAR_EXTRA, *extra])
+                       extra_args=["--follower-mode", mode, *SIDECAR_EXTRA, *extra],
+                       env_vars=env_vars)
 
 
 def short(mode):
-    return {"watch": "w", "poll": "p", "client-go": "c"}[mode]
+    return {"watch": "w", "poll": "p", "client-go": "c", "renew": "r"}[mode]

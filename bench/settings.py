@@ -39,12 +39,17 @@ GOALS = {
     "scale_follower_etcd_reads": 0.1,
     "scale_takeover_delta_s": 0.010,
     "scale_per_lease_tolerance": 0.10,
+    # renew (issue 40): Lease writes per Lease at I = 15s over today's (P = 2s); kube-apiserver
+    # CPU at D=60s R=40s I=15s with --fast-failover over client-go's at 15s/10s/2s
+    "renew_writes_ratio": 0.25,
+    "renew_apiserver_cpu_ratio": 0.3,
 }
 SECTIONS = ("load", "failover", "handover", "request", "http", "startup")
 # Only when named (--only scale): hundreds of sidecars on the real API server, minutes long.
 # Only when named (--only shards): issue 15's goals (shards.py).
 # Only when named, alone (--only node): a single-node cluster with a real kubelet (node.py).
-EXTRA_SECTIONS = ("scale", "shards", "node", "etcd")
+# Only when named (--only renew): issue 40's timings beside today's and client-go's (renew.py).
+EXTRA_SECTIONS = ("scale", "shards", "node", "etcd", "renew")
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 # scale: replicas on one Lease, Lease counts x per_lease replicas, the window of each point and
@@ -56,6 +61,13 @@ SCALE_FULL = dict(replicas=(3, 10, 30, 100), leases=(1, 10, 30), per_lease=10, w
 SCALE_QUICK = dict(replicas=(1, 3), leases=(1, 2), per_lease=3, window_s=10, settle_s=3,
                    idle_s=5, reps=2, startup_timeout_s=60)
 
+# renew: Scale's keys for its one point (leases x per_lease replicas), measured for each of its
+# three contenders over the window (120 s: 8 renewals of a Lease at I = 15s, 60 at P = 2s).
+RENEW_FULL = dict(replicas=(), leases=(30,), per_lease=10, window_s=120, settle_s=10, idle_s=30,
+                  startup_timeout_s=120)
+RENEW_QUICK = dict(replicas=(), leases=(2,), per_lease=3, window_s=30, settle_s=3, idle_s=5,
+                   startup_timeout_s=60)
+
 # shards: repetitions of join / SIGTERM / kill -9 (scaled timings), the API cost window and the
 # settle before it (default timings).
 SHARDS_FULL = dict(reps=10, window_s=60, settle_s=10)
@@ -65,11 +77,11 @@ PROFILES = {
     # reps: failover/handover repetitions; load_s: API load window; cpu_s: idle CPU window;
     # wrk_s: each wrk run; paced_s: the 1,000 req/s run; startup: repetitions; scale: above.
     "full": dict(reps=30, load_s=300, cpu_s=60, wrk_s=10, paced_s=30, startup=10,
-                 scale=SCALE_FULL, shards=SHARDS_FULL),
+                 scale=SCALE_FULL, shards=SHARDS_FULL, renew=RENEW_FULL),
     "quick": dict(reps=8, load_s=60, cpu_s=60, wrk_s=5, paced_s=10, startup=5,
-                  scale=SCALE_QUICK, shards=SHARDS_QUICK),
+                  scale=SCALE_QUICK, shards=SHARDS_QUICK, renew=RENEW_QUICK),
     "smoke": dict(reps=1, load_s=8, cpu_s=5, wrk_s=1, paced_s=1, startup=1, scale=SCALE_QUICK,
-                  shards=SHARDS_QUICK),
+                  shards=SHARDS_QUICK, renew=RENEW_QUICK),
 }
 
 started = []  # (Popen, kill-the-process-group?) of everything we start outside Env

@@ -34,6 +34,7 @@ import sys
 import time
 
 from leasehold_testing import Observer, check, log, real_options, run_scenarios, the_leader, wait_for
+from leasehold_testing.fast_failover import CHART, CONTAINER, create_pods, pod_env
 from leasehold_testing.kube_time import epoch
 from leasehold_testing.timings import duration_flag, scaled, slack
 
@@ -41,8 +42,6 @@ SCENARIOS = {}
 D, R, P = scaled(6.0), scaled(4.5), scaled(0.9)
 TIMINGS = ["--lease-duration", duration_flag(D), "--renew-deadline", duration_flag(R),
            "--retry-period", duration_flag(P)]
-CHART = {"fastFailover": True, "statusFile": {"enabled": False}}
-CONTAINER = "leasehold"
 
 
 def scenario(fn):
@@ -50,28 +49,10 @@ def scenario(fn):
     return fn
 
 
-def create_pods(env, names, shared=False):
-    """Pod objects whose container `leasehold` names itself (as the chart's); {name: uid}."""
-    uids = {}
-    for n in names:
-        pod = env.create({"apiVersion": "v1", "kind": "Pod",
-                          "metadata": {"name": n, "namespace": env.namespace},
-                          "spec": {"automountServiceAccountToken": False,
-                                   "shareProcessNamespace": shared,
-                                   "containers": [{"name": CONTAINER,
-                                                   "image": "registry.example.com/leasehold:1",
-                                                   "env": [{"name": "LEASEHOLD_CONTAINER",
-                                                            "value": CONTAINER}]}]}})
-        uids[n] = pod["metadata"]["uid"]
-    return uids
-
-
 def fast_sidecar(env, name, pod, uid, **kw):
     """A --fast-failover sidecar NAME in the container `leasehold` of POD (UID uid)."""
     return env.sidecar(name, extra_args=["--fast-failover"], timings=TIMINGS,
-                       env_vars={"POD_NAME": pod, "POD_UID": uid,
-                                 "LEASEHOLD_CONTAINER": CONTAINER,
-                                 "POD_NAMESPACE": env.namespace}, **kw)
+                       env_vars=pod_env(env, pod, uid), **kw)
 
 
 def start(env, uids):

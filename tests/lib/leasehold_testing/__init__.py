@@ -39,6 +39,8 @@ check, ...`); the rest is imported from its module:
   event_stream     GET /leader/watch read as the main container reads it (SseClient)
   env              Env: the test API server with sidecars, faults through its control port
   real_env         RealEnv: the same interface on the real kube-apiserver
+  fast_failover    --fast-failover without a kubelet: the chart values, Pod objects whose
+                   container names itself, a sidecar's environment in one
   etcd_env         EtcdEnv, EtcdSidecar: a real etcd cluster of 1 or 3 members (TLS, client
                    certificates, auth, a least-privilege user) and `leasehold --store etcd`
                    sidecars; etcd's timings the bounds use (ETCD_EXPIRY_SCAN, ELECTION_TIMEOUT)
