@@ -30,7 +30,6 @@ Every pod's /leader is sampled from inside its network namespace (leasehold_test
 no fenced writers: this measures); the Observer's overlap check runs at the end of each
 contender and a failure fails the bench. Writes results["node"]."""
 import json
-import sys
 import time
 
 from leasehold_testing import Failure, log, wait_for
