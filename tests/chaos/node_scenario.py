@@ -96,6 +96,7 @@ class NodeScenario:
         self.failures = []
         self.paused_kills = []  # (kill time, token then, kubelet resume time)
         self.fault_times = []   # when each applied fault began
+        self.paused_takeovers = []  # (next term after a paused kill, kubelet resumed after) s
         self.leader_kills = []  # (kill time, token then) of kill_leader
         self.failovers = []     # seconds from a kill_leader to the next term (measured_failovers)
         self.watch = None
@@ -304,6 +305,7 @@ class NodeScenario:
                 continue
             took, st = found
             least = min(resumed - t_kill, D - P)
+            self.paused_takeovers.append((round(took, 3), round(resumed - t_kill, 3)))
             if took < least - 0.05:
                 self.failures.append(
                     f"early takeover: the leader's sidecar was killed while the kubelet was "
@@ -322,7 +324,8 @@ class NodeScenario:
                 "min_gap_sampled": self.res.get("min_gap"), "min_gap_history": None,
                 "max_overlap_sampled": None, "max_overlap_history": None,
                 "failovers_s": [round(x, 3) for x in self.failovers],
-                "paused_kills": len(self.paused_kills)}
+                "paused_kills": len(self.paused_kills),
+                "paused_kill_next_term_s": self.paused_takeovers}
 
 
 def min_gap(terms):
@@ -400,6 +403,10 @@ def node_summary(results):
         "recoveries_slower_than_D_plus_P": sum(1 for r in results if r["leader_after_heal"]
                                                and r["leader_after_heal"] > D + P),
         "kills_while_kubelet_paused": sum(r["paused_kills"] for r in results),
+        # (the next term, the kubelet's resume) in seconds after each such kill: the first is
+        # never below min(the second, D - P)
+        "paused_kill_next_term_and_resume_s": [x for r in results
+                                               for x in r["paused_kill_next_term_s"]],
         "early_takeovers": sum(1 for r in results for f in r["failures"]
                                if f.startswith("early takeover")),
     }
