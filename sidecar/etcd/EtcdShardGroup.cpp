@@ -59,7 +59,7 @@ std::unique_ptr<election::Candidacy> EtcdShardGroup::shardCandidacy(std::size_t 
       clock_, etcd_, EtcdCampaignConfig{config_.identity, shardLock(shard), config_.timings});
 }
 
-void EtcdShardGroup::start(shard::ShardGroupObserver& observer) {
+void EtcdShardGroup::start(election::ShardGroupObserver& observer) {
   observer_ = &observer;
   membership_->start();
   list();

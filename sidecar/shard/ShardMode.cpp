@@ -12,8 +12,9 @@ namespace {
 constexpr time::Duration kMillisecond = std::chrono::milliseconds(1);
 }
 
-ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr<ShardGroup> group,
-                     publish::Metrics& metrics, const log::Logger& logger)
+ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config,
+                     std::unique_ptr<election::ShardGroup> group, publish::Metrics& metrics,
+                     const log::Logger& logger)
     : clock_(clock),
       config_(std::move(config)),
       metrics_(metrics),

@@ -8,7 +8,7 @@
 
 #include "election/LeaseStore.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 class ShardLeaseStore : public election::LeaseStore {
  public:
@@ -37,4 +37,4 @@ class ShardLeaseStore : public election::LeaseStore {
   bool healthy_ = false;
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

@@ -1,7 +1,7 @@
 #pragma once
 // The store below shard mode (docs/design.md, "Shards" and "The store boundary"): what
 // shard::ShardMode needs from wherever the group lives, so that ShardMode, the assignment and
-// /shards are written once. shard::LeaseShardGroup keeps the group in Kubernetes Leases
+// /shards are written once. kube::LeaseShardGroup keeps the group in Kubernetes Leases
 // (NAME-i, NAME-member-<hash>, one label-selected watch); etcd::EtcdShardGroup in etcd, under
 // the election's prefix (NAME/shards/i elections, NAME/members keys, one prefix watch).
 //
@@ -18,7 +18,7 @@
 #include "election/Candidacy.h"
 #include "time/Time.h"
 
-namespace leasehold::shard {
+namespace leasehold::election {
 
 class ShardGroupObserver {
  public:
@@ -62,4 +62,4 @@ class ShardGroup {
   virtual void stop() = 0;
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::election
