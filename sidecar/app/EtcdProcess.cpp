@@ -79,10 +79,9 @@ int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
     return serveShards(rt, cfg, std::move(store), logger);
   }
 
-  lock::SidecarConfig sidecarConfig{
-      {election::Identity{cfg.identity}, cfg.timings, election::FollowerMode::kWatch},
-      {"", cfg.leaseName, "etcd"},
-      cfg.releaseCooldown};
+  lock::SidecarConfig sidecarConfig{{election::Identity{cfg.identity}, cfg.timings},
+                                    {"", cfg.leaseName, "etcd"},
+                                    cfg.releaseCooldown};
   LockStore store;
   store.ports.candidacy = std::make_unique<etcd::EtcdCampaign>(
       rt.clock, gateway, etcd::EtcdCampaignConfig{cfg.identity, cfg.leaseName, cfg.timings});

@@ -31,13 +31,18 @@ KubeSidecarSetup kubeSetup(const SidecarProcessInputs& in) {
 
 lock::SidecarConfig sidecarConfig(const config::Config& cfg, const publish::LeaseName& lease) {
   lock::SidecarConfig c{
-      {election::Identity{cfg.identity}, cfg.timings,
-       cfg.followerMode == config::FollowerMode::Poll ? election::FollowerMode::kPoll
-                                                      : election::FollowerMode::kWatch},
-      lease,
-      cfg.releaseCooldown};
+      {election::Identity{cfg.identity}, cfg.timings}, lease, cfg.releaseCooldown};
   c.alias = cfg.podName;  // a handover request may name the pod instead
-  c.elector.coordinated = cfg.coordinated;
+  return c;
+}
+
+// The Elector's settings: the candidate's, and how a Lease is followed and --coordinated.
+election::ElectorConfig electorConfig(const config::Config& cfg) {
+  election::ElectorConfig c{election::Identity{cfg.identity}, cfg.timings,
+                            cfg.followerMode == config::FollowerMode::Poll
+                                ? election::FollowerMode::kPoll
+                                : election::FollowerMode::kWatch};
+  c.coordinated = cfg.coordinated;
   return c;
 }
 
@@ -67,8 +72,8 @@ int runSidecarProcess(const SidecarProcessInputs& in, const log::Logger& logger)
   const KubeSidecarSetup setup = kubeSetup(in);
   lock::SidecarConfig sidecarSettings = sidecarConfig(cfg, setup.lease);
   LockStore store;
-  store.ports = makeKubeSidecarPorts(setup, sidecarSettings.elector, rt.api, rt.clock, rt.worker,
-                                     logger, rt.random01());
+  store.ports = makeKubeSidecarPorts(setup, electorConfig(cfg), rt.api, rt.clock, rt.worker, logger,
+                                     rt.random01());
   store.answered = [&rt] { return rt.api.answered(); };
   // The LeaseCandidate is deleted before the release on the way out, so that the controller
   // does not name a replica that is leaving (unless its candidate cache trails its Lease cache:

@@ -27,10 +27,9 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config,
   shardLoggers_.reserve(shards_);
   for (std::size_t i = 0; i < shards_; i++) {
     shardLoggers_.push_back(logger_.with({{"shard", std::to_string(i)}}));
-    lock::SidecarConfig sc{
-        {election::Identity{config_.identity}, config_.timings, election::FollowerMode::kWatch},
-        {config_.ns, group_->shardLock(i), group_->store()},
-        time::Duration::zero()};
+    lock::SidecarConfig sc{{election::Identity{config_.identity}, config_.timings},
+                           {config_.ns, group_->shardLock(i), group_->store()},
+                           time::Duration::zero()};
     sc.alias = config_.podName;
     lock::SidecarPorts ports;
     ports.candidacy = group_->shardCandidacy(i);
