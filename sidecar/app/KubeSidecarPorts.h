@@ -9,7 +9,7 @@
 #include <string>
 
 #include "app/ApiConnections.h"
-#include "election/Elector.h"
+#include "election/lease/Elector.h"
 #include "kube/HolderExitRule.h"
 #include "kube/PodLabeler.h"
 #include "lock/Sidecar.h"

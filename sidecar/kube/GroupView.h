@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "time/Time.h"
 
 namespace leasehold::kube {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <optional>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 #include "kube/ApiTransport.h"
 #include "kube/LeaseClient.h"
 #include "time/Clock.h"
