@@ -9,6 +9,7 @@
 #include "app/LockProcess.h"
 #include "app/ShardGroupProcess.h"
 #include "app/StatusFilePorts.h"
+#include "etcd/ElectionLockName.h"
 #include "etcd/EtcdCampaign.h"
 #include "etcd/EtcdGateway.h"
 #include "etcd/EtcdShardGroup.h"
@@ -80,7 +81,7 @@ int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
   }
 
   lock::SidecarConfig sidecarConfig{{election::Identity{cfg.identity}, cfg.timings},
-                                    {"", cfg.leaseName, "etcd"},
+                                    etcd::electionLockName(cfg.leaseName),
                                     cfg.releaseCooldown};
   LockStore store;
   store.ports.candidacy = std::make_unique<etcd::EtcdCampaign>(

@@ -23,7 +23,8 @@ class BlockingWorker;
 namespace leasehold::app {
 
 struct KubeSidecarSetup {
-  publish::LeaseName lease;
+  std::string leaseNamespace;
+  std::string leaseName;
   std::string identity;
   std::string podName;  // POD_NAME (holder annotation), may be empty
   std::string podIp;    // POD_IP (holder annotation), may be empty

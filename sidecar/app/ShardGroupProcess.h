@@ -19,7 +19,6 @@ namespace leasehold::app {
 
 struct ShardStore {
   std::unique_ptr<election::ShardGroup> group;
-  std::string ns;                  // the Lease namespace; "" on etcd
   std::function<bool()> answered;  // /readyz: whether the store has answered anything yet
   std::function<void()> shutdown;  // closes the store's connections, at the very end
   log::Fields starting;            // the "starting" line's fields that name the store

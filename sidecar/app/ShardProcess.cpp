@@ -25,7 +25,6 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   ShardStore store;
   store.group =
       std::make_unique<kube::LeaseShardGroup>(rt.clock, gc, rt.api.lease(), logger, rt.random01());
-  store.ns = in.leaseNamespace;
   store.answered = [&rt] { return rt.api.answered(); };
   store.shutdown = [&rt] { rt.api.shutdown(); };
   store.starting = {{"group", in.leaseNamespace + "/" + cfg.leaseName}, {"server", in.rest.server}};

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "election/Candidacy.h"
+#include "election/LockName.h"
 #include "time/Time.h"
 
 namespace leasehold::election {
@@ -36,10 +37,9 @@ class ShardGroup {
   virtual ~ShardGroup() = default;
 
   virtual std::size_t shards() const = 0;
-  // Shard i's lock as people and the status API name it ("work-3"; "work/shards/3" on etcd).
-  virtual std::string shardLock(std::size_t shard) const = 0;
-  // "" on Kubernetes, "etcd" on etcd (publish::LeaseName::store).
-  virtual std::string store() const = 0;
+  // Shard i's lock as people and the status API name it (the Lease "work-3" in its namespace;
+  // the election "work/shards/3" on etcd).
+  virtual LockName shardName(std::size_t shard) const = 0;
   // Shard i's candidacy; asked once per shard, before start().
   virtual std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) = 0;
 

@@ -4,6 +4,8 @@
 #include <set>
 #include <string_view>
 
+#include "etcd/ElectionLockName.h"
+
 namespace leasehold::etcd {
 
 namespace {
@@ -48,6 +50,10 @@ EtcdShardGroup::EtcdShardGroup(time::Clock& clock, EtcdTransport& etcd, EtcdShar
 
 EtcdShardGroup::~EtcdShardGroup() {
   if (watch_) watch_->cancel();
+}
+
+election::LockName EtcdShardGroup::shardName(std::size_t shard) const {
+  return electionLockName(shardLock(shard));
 }
 
 std::string EtcdShardGroup::shardLock(std::size_t shard) const {

@@ -47,8 +47,8 @@ class EtcdShardGroup final : public election::ShardGroup {
   EtcdShardGroup& operator=(const EtcdShardGroup&) = delete;
 
   std::size_t shards() const override { return config_.shards; }
-  std::string shardLock(std::size_t shard) const override;
-  std::string store() const override { return "etcd"; }
+  election::LockName shardName(std::size_t shard) const override;
+  std::string shardLock(std::size_t shard) const;  // the election's name
   std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) override;
   void start(election::ShardGroupObserver& observer) override;
   std::vector<std::string> liveMembers(time::MonoTime now) const override;

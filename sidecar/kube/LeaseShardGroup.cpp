@@ -2,6 +2,7 @@
 
 #include "kube/LeaseClient.h"
 #include "kube/LeaseElection.h"
+#include "kube/LeaseLockName.h"
 
 namespace leasehold::kube {
 
@@ -54,6 +55,10 @@ LeaseClientOptions LeaseShardGroup::leaseOptions() const {
   LeaseClientOptions options;
   options.requestDeadline = config_.requestDeadline;
   return options;
+}
+
+election::LockName LeaseShardGroup::shardName(std::size_t shard) const {
+  return leaseLockName(config_.ns, shardLock(shard));
 }
 
 std::string LeaseShardGroup::shardLock(std::size_t shard) const {

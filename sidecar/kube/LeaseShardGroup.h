@@ -50,8 +50,8 @@ class LeaseShardGroup final : public election::ShardGroup, private LeaseGroupObs
   LeaseShardGroup& operator=(const LeaseShardGroup&) = delete;
 
   std::size_t shards() const override { return config_.shards; }
-  std::string shardLock(std::size_t shard) const override;
-  std::string store() const override { return ""; }
+  election::LockName shardName(std::size_t shard) const override;
+  std::string shardLock(std::size_t shard) const;  // the Lease's name
   std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) override;
   void start(election::ShardGroupObserver& observer) override;
   std::vector<std::string> liveMembers(time::MonoTime now) const override;

@@ -28,7 +28,7 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config,
   for (std::size_t i = 0; i < shards_; i++) {
     shardLoggers_.push_back(logger_.with({{"shard", std::to_string(i)}}));
     lock::SidecarConfig sc{{election::Identity{config_.identity}, config_.timings},
-                           {config_.ns, group_->shardLock(i), group_->store()},
+                           group_->shardName(i),
                            time::Duration::zero()};
     sc.alias = config_.podName;
     lock::SidecarPorts ports;
@@ -190,7 +190,7 @@ std::string ShardMode::json() const {
     const auto l = sidecars_[i]->leadership();
     nlohmann::ordered_json o;
     o["shard"] = i;
-    o["lease"] = group_->shardLock(i);
+    o["lease"] = group_->shardName(i).name;
     o["fencingToken"] = l.fencingToken.value_or(0);
     if (l.validUntil) o["validUntil"] = time::formatMicroTime(*l.validUntil);
     owned.push_back(std::move(o));

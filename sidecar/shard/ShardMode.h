@@ -46,7 +46,6 @@ namespace leasehold::shard {
 struct ShardModeConfig {
   std::string identity;
   std::string podName;  // handover alias, may be empty
-  std::string ns;       // the Lease namespace ("" on etcd), for the shards' Sidecars
   std::string group;    // --lease-name
   election::ElectionTimings timings;
   time::Duration drain{};  // --shard-drain

@@ -18,6 +18,7 @@
 #include "MemoryLeaseStore.h"
 #include "TemporaryDirectory.h"
 #include "kube/LeaseElection.h"
+#include "kube/LeaseLockName.h"
 
 namespace leasehold::lock {
 namespace {
@@ -98,7 +99,8 @@ class SidecarTest : public ::testing::Test {
   }
 
   Sidecar& make(SidecarPorts p, std::string id = "a") {
-    SidecarConfig config{{election::Identity{std::move(id)}, timings_}, {"ns", "lease"}, 15s};
+    SidecarConfig config{
+        {election::Identity{std::move(id)}, timings_}, kube::leaseLockName("ns", "lease"), 15s};
     p.candidacy = std::make_unique<kube::LeaseElection>(
         clock_, std::move(pendingStore_),
         election::ElectorConfig{config.candidate.identity, config.candidate.timings},
@@ -548,7 +550,8 @@ TEST_F(SidecarTest, RunModeHandsOverOnlyOnceTheCommandHasStopped) {
 TEST_F(SidecarTest, TwoSidecarsOnOneLoopLeadTheirOwnLeases) {
   auto& first = leading();
   election::MemoryLeaseBackend otherBackend;
-  SidecarConfig config{{election::Identity{"a"}, timings_}, {"ns", "other"}, 15s};
+  SidecarConfig config{
+      {election::Identity{"a"}, timings_}, kube::leaseLockName("ns", "other"), 15s};
   SidecarPorts p;
   p.candidacy = std::make_unique<kube::LeaseElection>(
       clock_, std::make_unique<election::MemoryLeaseStore>(otherBackend, clock_),

@@ -55,7 +55,6 @@ class ShardModeTest : public ::testing::Test {
   void make(time::Duration drain, bool runMode = false) {
     shard::ShardModeConfig c;
     c.identity = "me";
-    c.ns = "ns";
     c.group = "work";
     c.drain = drain;
     if (runMode) {
