@@ -18,10 +18,9 @@ std::chrono::milliseconds renewalRequestDeadline(const election::ElectionTimings
   return timings.requestDeadline();
 }
 
-// Where the lock is, as an operator names it: "namespace/name" for a Lease, the election's
-// name (its key prefix) on etcd, which has no namespace.
+// Where the lock is, as an operator names it (election::LockName::qualified).
 std::string leaseVariable(const publish::LeaseName& lease) {
-  return lease.store.empty() ? lease.ns + "/" + lease.name : lease.name;
+  return lease.qualified;
 }
 
 supervise::SupervisorConfig supervisorConfigFor(const config::Config& cfg,

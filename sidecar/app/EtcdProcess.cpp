@@ -9,6 +9,7 @@
 #include "app/LockProcess.h"
 #include "app/ShardGroupProcess.h"
 #include "app/StatusFilePorts.h"
+#include "etcd/ElectionLockName.h"
 #include "etcd/EtcdCampaign.h"
 #include "etcd/EtcdGateway.h"
 #include "etcd/EtcdShardGroup.h"
@@ -79,10 +80,9 @@ int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
     return serveShards(rt, cfg, std::move(store), logger);
   }
 
-  lock::SidecarConfig sidecarConfig{
-      {election::Identity{cfg.identity}, cfg.timings, election::FollowerMode::kWatch},
-      {"", cfg.leaseName, "etcd"},
-      cfg.releaseCooldown};
+  lock::SidecarConfig sidecarConfig{{election::Identity{cfg.identity}, cfg.timings},
+                                    etcd::electionLockName(cfg.leaseName),
+                                    cfg.releaseCooldown};
   LockStore store;
   store.ports.candidacy = std::make_unique<etcd::EtcdCampaign>(
       rt.clock, gateway, etcd::EtcdCampaignConfig{cfg.identity, cfg.leaseName, cfg.timings});

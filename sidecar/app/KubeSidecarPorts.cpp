@@ -20,7 +20,7 @@ lock::SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
   leaseOptions.requestDeadline = setup.requestDeadline;
   leaseOptions.watchTimeoutSeconds = setup.watchTimeoutSeconds;
   leaseOptions.onWatchProblem = [&logger](const std::string& what) { logger.warn(what); };
-  kube::LeaseTarget target{setup.lease.name, setup.lease.ns, setup.podName, setup.podIp};
+  kube::LeaseTarget target{setup.leaseName, setup.leaseNamespace, setup.podName, setup.podIp};
   std::unique_ptr<kube::HolderPodWatch> witness;
   if (setup.fastFailover) {
     target.podUid = setup.fastFailover->container.podUid;
@@ -51,7 +51,8 @@ lock::SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,
   ports.candidacy = std::move(election);
 
   auto events = std::make_shared<kube::EventRecorder>(
-      api.side(), clock, kube::LeaseEventTarget{setup.lease.name, setup.lease.ns, setup.identity},
+      api.side(), clock,
+      kube::LeaseEventTarget{setup.leaseName, setup.leaseNamespace, setup.identity},
       kube::EventRecorderOptions{16, setup.sideRequestDeadline});
   events->setFailureHandler([&logger](const std::string& why) { logger.warn(why); });
   ports.events = {[events, seen](std::string message) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/ApiConnections.h"
+#include "election/lease/Elector.h"
 #include "kube/HolderExitRule.h"
 #include "kube/PodLabeler.h"
 #include "lock/Sidecar.h"
@@ -22,7 +23,8 @@ class BlockingWorker;
 namespace leasehold::app {
 
 struct KubeSidecarSetup {
-  publish::LeaseName lease;
+  std::string leaseNamespace;
+  std::string leaseName;
   std::string identity;
   std::string podName;  // POD_NAME (holder annotation), may be empty
   std::string podIp;    // POD_IP (holder annotation), may be empty
@@ -38,7 +40,8 @@ struct KubeSidecarSetup {
   std::optional<kube::OwnPod> fastFailover;
 };
 
-// The ports (the election built with `elector`, the SidecarConfig's), except
+// The ports (the election built with `elector`: the SidecarConfig's candidate and the Lease's
+// own settings), except
 // leadershipMayHaveChanged (the status server's, set by the caller). Status file writes run on
 // `worker`, their results back on the loop; everything else runs on the loop.
 lock::SidecarPorts makeKubeSidecarPorts(const KubeSidecarSetup& setup,

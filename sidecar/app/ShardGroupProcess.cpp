@@ -22,22 +22,21 @@ int serveShards(LoopRuntime& rt, const config::Config& cfg, ShardStore store,
   if (cfg.runMode) {
     std::vector<std::string> locks;
     for (std::size_t i = 0; i < group.shards(); i++)
-      locks.push_back(leaseVariable({store.ns, group.shardLock(i), group.store()}));
+      locks.push_back(leaseVariable(group.shardName(i)));
     auto started = lock::RunMode::start(
         rt.io, rt.clock,
-        shard::shardCommands(supervisorConfigFor(cfg, {store.ns, cfg.leaseName, group.store()}),
-                             locks),
-        logger);
+        // Each shard's command gets its own shard's lock (shardCommands sets it).
+        shard::shardCommands(supervisorConfigFor(cfg, group.shardName(0)), locks), logger);
     if (auto* problem = std::get_if<std::string>(&started)) return failToStart(*problem);
     runMode = std::move(std::get<std::unique_ptr<lock::RunMode>>(started));
     for (std::size_t i = 0; i < group.shards(); i++)
       commands.push_back(runMode->port(i));
   }
-  const publish::LeaseName shardZero{store.ns, group.shardLock(0), group.store()};
-  shard::ShardMode shards(rt.clock,
-                          {cfg.identity, cfg.podName, store.ns, cfg.leaseName, cfg.timings,
-                           cfg.shardDrain, std::move(commands)},
-                          std::move(store.group), rt.metrics, logger);
+  const publish::LeaseName shardZero = group.shardName(0);
+  shard::ShardMode shards(
+      rt.clock,
+      {cfg.identity, cfg.podName, cfg.leaseName, cfg.timings, cfg.shardDrain, std::move(commands)},
+      std::move(store.group), rt.metrics, logger);
   rt.metrics.setExtra([&shards] { return shards.metricsText(); });
 
   // /leader and friends answer for shard 0; /shards and /shards/watch for all of them.

@@ -1,6 +1,6 @@
 #pragma once
 // The process of shard mode (--shards N), whatever store keeps the group: shard::ShardMode on
-// the LoopRuntime over the store's shard::ShardGroup, the status server with /leader for shard
+// the LoopRuntime over the store's election::ShardGroup, the status server with /leader for shard
 // 0 and shard::ShardPublisher's GET /shards, GET /shards/watch and status file, the probes with
 // the shard metrics, and SIGTERM/SIGINT starting ShardMode::shutdown. In run mode
 // (leasehold run --shards N -- CMD) every shard's Sidecar supervises one command (lock::RunMode
@@ -12,14 +12,13 @@
 
 #include "app/ProcessRuntime.h"
 #include "config/Config.h"
+#include "election/ShardGroup.h"
 #include "log/Logger.h"
-#include "shard/ShardGroup.h"
 
 namespace leasehold::app {
 
 struct ShardStore {
-  std::unique_ptr<shard::ShardGroup> group;
-  std::string ns;                  // the Lease namespace; "" on etcd
+  std::unique_ptr<election::ShardGroup> group;
   std::function<bool()> answered;  // /readyz: whether the store has answered anything yet
   std::function<void()> shutdown;  // closes the store's connections, at the very end
   log::Fields starting;            // the "starting" line's fields that name the store

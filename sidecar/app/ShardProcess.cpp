@@ -5,14 +5,14 @@
 #include "app/ComponentSettings.h"
 #include "app/ProcessRuntime.h"
 #include "app/ShardGroupProcess.h"
-#include "shard/LeaseShardGroup.h"
+#include "kube/LeaseShardGroup.h"
 
 namespace leasehold::app {
 
 int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   const auto& cfg = in.config;
   ProcessRuntime rt(in.rest, logger);
-  shard::LeaseShardGroupConfig gc;
+  kube::LeaseShardGroupConfig gc;
   gc.identity = cfg.identity;
   gc.podName = cfg.podName;
   gc.podIp = in.podIp;
@@ -24,8 +24,7 @@ int runShardProcess(const ShardProcessInputs& in, const log::Logger& logger) {
   if (in.watchTimeoutSeconds) gc.watchTimeoutSeconds = *in.watchTimeoutSeconds;
   ShardStore store;
   store.group =
-      std::make_unique<shard::LeaseShardGroup>(rt.clock, gc, rt.api.lease(), logger, rt.random01());
-  store.ns = in.leaseNamespace;
+      std::make_unique<kube::LeaseShardGroup>(rt.clock, gc, rt.api.lease(), logger, rt.random01());
   store.answered = [&rt] { return rt.api.answered(); };
   store.shutdown = [&rt] { rt.api.shutdown(); };
   store.starting = {{"group", in.leaseNamespace + "/" + cfg.leaseName}, {"server", in.rest.server}};

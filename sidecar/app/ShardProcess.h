@@ -1,6 +1,6 @@
 #pragma once
 // Shard mode (--shards N) on Kubernetes Leases: the ProcessRuntime with its API connections and
-// shard::LeaseShardGroup, served by app::serveShards (ShardGroupProcess).
+// kube::LeaseShardGroup, served by app::serveShards (ShardGroupProcess).
 #include <optional>
 #include <string>
 

@@ -15,10 +15,21 @@
 #include <optional>
 #include <string>
 
+#include "election/ElectionTimings.h"
+#include "election/Identity.h"
 #include "election/Leadership.h"
 #include "time/Time.h"
 
 namespace leasehold::election {
+
+// What every store's candidacy is built with and what the code above the boundary may read of
+// it (lock::Sidecar: its identity, and D for /healthz). A store's own settings go beside it in
+// that store's config (election::ElectorConfig's follower mode and --coordinated on a Lease,
+// etcd::EtcdCampaignConfig's election name), never in here.
+struct CandidateConfig {
+  Identity identity;
+  ElectionTimings timings;
+};
 
 struct ElectorEvent {
   enum class Kind {

@@ -4,6 +4,8 @@
 #include <set>
 #include <string_view>
 
+#include "etcd/ElectionLockName.h"
+
 namespace leasehold::etcd {
 
 namespace {
@@ -50,6 +52,10 @@ EtcdShardGroup::~EtcdShardGroup() {
   if (watch_) watch_->cancel();
 }
 
+election::LockName EtcdShardGroup::shardName(std::size_t shard) const {
+  return electionLockName(shardLock(shard));
+}
+
 std::string EtcdShardGroup::shardLock(std::size_t shard) const {
   return prefix_ + std::string(kShards) + std::to_string(shard);
 }
@@ -59,7 +65,7 @@ std::unique_ptr<election::Candidacy> EtcdShardGroup::shardCandidacy(std::size_t 
       clock_, etcd_, EtcdCampaignConfig{config_.identity, shardLock(shard), config_.timings});
 }
 
-void EtcdShardGroup::start(shard::ShardGroupObserver& observer) {
+void EtcdShardGroup::start(election::ShardGroupObserver& observer) {
   observer_ = &observer;
   membership_->start();
   list();

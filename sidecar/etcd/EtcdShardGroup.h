@@ -1,5 +1,5 @@
 #pragma once
-// The shard group in etcd (shard::ShardGroup; docs/design.md "Shards" and "The etcd store"),
+// The shard group in etcd (election::ShardGroup; docs/design.md "Shards" and "The etcd store"),
 // every key under the election's prefix NAME/:
 //
 //  - shard i is the etcd election NAME/shards/i: its candidacy is an EtcdCampaign (keys
@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "election/ElectionTimings.h"
+#include "election/ShardGroup.h"
 #include "etcd/EtcdCampaign.h"
 #include "etcd/EtcdTransport.h"
 #include "log/Logger.h"
-#include "shard/ShardGroup.h"
 #include "time/Clock.h"
 
 namespace leasehold::etcd {
@@ -38,7 +38,7 @@ struct EtcdShardGroupConfig {
   election::ElectionTimings timings;
 };
 
-class EtcdShardGroup final : public shard::ShardGroup {
+class EtcdShardGroup final : public election::ShardGroup {
  public:
   EtcdShardGroup(time::Clock& clock, EtcdTransport& etcd, EtcdShardGroupConfig config,
                  const log::Logger& logger);
@@ -47,10 +47,10 @@ class EtcdShardGroup final : public shard::ShardGroup {
   EtcdShardGroup& operator=(const EtcdShardGroup&) = delete;
 
   std::size_t shards() const override { return config_.shards; }
-  std::string shardLock(std::size_t shard) const override;
-  std::string store() const override { return "etcd"; }
+  election::LockName shardName(std::size_t shard) const override;
+  std::string shardLock(std::size_t shard) const;  // the election's name
   std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) override;
-  void start(shard::ShardGroupObserver& observer) override;
+  void start(election::ShardGroupObserver& observer) override;
   std::vector<std::string> liveMembers(time::MonoTime now) const override;
   std::vector<std::string> owners(time::MonoTime now) const override;
   std::optional<time::MonoTime> nextExpiry(time::MonoTime) const override { return std::nullopt; }
@@ -79,7 +79,7 @@ class EtcdShardGroup final : public shard::ShardGroup {
   std::string prefix_;
   std::unique_ptr<EtcdCampaign> membership_;
   std::map<std::string, Key> keys_;  // the group's keys under the prefix, as last seen
-  shard::ShardGroupObserver* observer_ = nullptr;
+  election::ShardGroupObserver* observer_ = nullptr;
   std::shared_ptr<EtcdWatch> watch_;
   std::unique_ptr<time::Timer> retryTimer_;
   bool listing_ = false;

@@ -27,7 +27,7 @@
 #include <optional>
 #include <string>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "kube/ApiTransport.h"
 #include "time/Clock.h"
 

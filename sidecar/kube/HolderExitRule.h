@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "kube/PodFacts.h"
 
 namespace leasehold::kube {

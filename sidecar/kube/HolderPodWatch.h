@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "election/HolderExitWitness.h"
+#include "election/lease/HolderExitWitness.h"
 #include "kube/ApiTransport.h"
 #include "kube/HolderExitRule.h"
 #include "kube/ListWatchLoop.h"

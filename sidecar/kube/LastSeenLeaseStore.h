@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 
 namespace leasehold::kube {
 

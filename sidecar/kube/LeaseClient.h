@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 #include "kube/ApiTransport.h"
 #include "kube/LeaseCodec.h"
 #include "time/Clock.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 
 namespace leasehold::kube {
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <optional>
 
-#include "election/Elector.h"
-#include "election/HolderExitWitness.h"
-#include "election/LeaseStore.h"
+#include "election/lease/Elector.h"
+#include "election/lease/HolderExitWitness.h"
+#include "election/lease/LeaseStore.h"
 #include "kube/LastSeenLeaseStore.h"
 #include "time/Clock.h"
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <string>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 #include "kube/ApiTransport.h"
 #include "kube/ListWatchLoop.h"
 #include "time/Clock.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "kube/ApiTransport.h"
 #include "net/LineSplitter.h"
 #include "time/Clock.h"

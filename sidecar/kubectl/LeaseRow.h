@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "time/Time.h"
 
 namespace leasehold::kubectl {

@@ -39,7 +39,7 @@ void Sidecar::start() {
 
 std::optional<std::string> Sidecar::unhealthyReason() const {
   const auto held = candidacy_.holdingWithoutRenewalFor();
-  if (!held || *held < config_.elector.timings.leaseDuration + config_.unhealthyMargin) {
+  if (!held || *held < config_.candidate.timings.leaseDuration + config_.unhealthyMargin) {
     return std::nullopt;
   }
   return "holding the lease without a successful renewal for " + time::formatDuration(*held);

@@ -30,7 +30,6 @@
 #include <string>
 
 #include "election/Candidacy.h"
-#include "election/Elector.h"
 #include "log/Logger.h"
 #include "publish/LeadershipJson.h"
 #include "publish/Metrics.h"
@@ -79,8 +78,9 @@ struct CommandPort {
 };
 
 struct SidecarConfig {
-  // The candidate: its identity and timings (the candidacy in the ports was built with it).
-  election::ElectorConfig elector;
+  // The candidate: its identity and timings (the candidacy in the ports was built with them,
+  // and with whatever its store adds).
+  election::CandidateConfig candidate;
   publish::LeaseName lease;
   time::Duration releaseCooldown{};
   // How long queued Events and the pod label may take on the way out.
@@ -129,7 +129,7 @@ class Sidecar {
   bool shutdown(std::function<void()> done);
   bool shuttingDown() const { return stopping_; }
 
-  const std::string& identity() const { return config_.elector.identity.value; }
+  const std::string& identity() const { return config_.candidate.identity.value; }
   // Shard mode (shard/ShardMode): acquire only while `eligible` says yes; reconsider() when it may
   // have turned to yes (Candidacy::setEligibility).
   void setEligibility(std::function<bool()> eligible) {

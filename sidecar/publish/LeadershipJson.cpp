@@ -39,12 +39,10 @@ std::string leadershipJson(const election::Leadership& l, const LeaseName& lease
   }
   field(out, "fencingToken");
   out += l.fencingToken ? std::to_string(*l.fencingToken) : "null";
-  if (lease.store.empty()) {
-    field(out, "namespace");
-    log::appendJsonString(out, lease.ns);
-  } else {
-    field(out, "store");
-    log::appendJsonString(out, lease.store);
+  // Where the lock lives, in the store's own word (a Lease's "namespace", etcd's "store").
+  if (!lease.scopeField.empty()) {
+    field(out, lease.scopeField.c_str());
+    log::appendJsonString(out, lease.scope);
   }
   field(out, "lease");
   log::appendJsonString(out, lease.name);

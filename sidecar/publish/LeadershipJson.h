@@ -4,22 +4,17 @@
 #include <utility>
 
 #include "election/Leadership.h"
+#include "election/LockName.h"
 
 namespace leasehold::publish {
 
-struct LeaseName {
-  LeaseName() = default;
-  LeaseName(std::string ns_, std::string name_, std::string store_ = "")
-      : ns(std::move(ns_)), name(std::move(name_)), store(std::move(store_)) {}
-
-  std::string ns;
-  std::string name;
-  std::string store;  // "" for a Kubernetes Lease; "etcd" for an etcd election (name)
-};
+// The lock as its store names it (kube::leaseLockName, etcd::electionLockName).
+using LeaseName = election::LockName;
 
 // {"leader":..,"identity":..,"holder":..,"name":..,"holderAddress":..,"fencingToken":..,
-//  "namespace":..,"lease":..,"acquireTime":..,"renewTime":..,"validUntil":..,"problem":..}; on etcd
-// "store":"etcd" and the election's name as "lease", in place of "namespace".
+//  "namespace":..,"lease":..,"acquireTime":..,"renewTime":..,"validUntil":..,"problem":..}:
+// "namespace" is the lock's scope field, whatever its store calls it (on etcd "store":"etcd",
+// with the election's name as "lease").
 // name is the holder's pod name when its annotation is known, else the holder identity
 // (compatible with the old leader-elector image's {"name": ...}); "" when there is no holder
 // (no Lease read yet, a new or released Lease) and when the holder is this replica's identity

@@ -12,8 +12,9 @@ namespace {
 constexpr time::Duration kMillisecond = std::chrono::milliseconds(1);
 }
 
-ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr<ShardGroup> group,
-                     publish::Metrics& metrics, const log::Logger& logger)
+ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config,
+                     std::unique_ptr<election::ShardGroup> group, publish::Metrics& metrics,
+                     const log::Logger& logger)
     : clock_(clock),
       config_(std::move(config)),
       metrics_(metrics),
@@ -26,10 +27,9 @@ ShardMode::ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr
   shardLoggers_.reserve(shards_);
   for (std::size_t i = 0; i < shards_; i++) {
     shardLoggers_.push_back(logger_.with({{"shard", std::to_string(i)}}));
-    lock::SidecarConfig sc{
-        {election::Identity{config_.identity}, config_.timings, election::FollowerMode::kWatch},
-        {config_.ns, group_->shardLock(i), group_->store()},
-        time::Duration::zero()};
+    lock::SidecarConfig sc{{election::Identity{config_.identity}, config_.timings},
+                           group_->shardName(i),
+                           time::Duration::zero()};
     sc.alias = config_.podName;
     lock::SidecarPorts ports;
     ports.candidacy = group_->shardCandidacy(i);
@@ -190,7 +190,7 @@ std::string ShardMode::json() const {
     const auto l = sidecars_[i]->leadership();
     nlohmann::ordered_json o;
     o["shard"] = i;
-    o["lease"] = group_->shardLock(i);
+    o["lease"] = group_->shardName(i).name;
     o["fencingToken"] = l.fencingToken.value_or(0);
     if (l.validUntil) o["validUntil"] = time::formatMicroTime(*l.validUntil);
     owned.push_back(std::move(o));

@@ -1,13 +1,13 @@
 #pragma once
 // Shard mode (--shards N, docs/design.md "Shards"): N shard locks, each with its own
 // lock::Sidecar (its own candidacy: query-time validity, step down at R, release on the way
-// out, a fencing token that goes up every term), all on one loop, over a shard::ShardGroup, the
-// store that keeps the group (shard::LeaseShardGroup: Leases NAME-i and membership Leases with
+// out, a fencing token that goes up every term), all on one loop, over an election::ShardGroup, the
+// store that keeps the group (kube::LeaseShardGroup: Leases NAME-i and membership Leases with
 // one label-selected watch; etcd::EtcdShardGroup: elections NAME/shards/i and membership keys
 // under NAME/ with one prefix watch). Nothing here knows which store it is.
 //
 // After every change it sees (a Lease, a member's or a shard's expiry on this clock) it computes
-// the target owner of every shard (shard::ShardAssignment over shard::GroupView) and:
+// the target owner of every shard (shard::ShardAssignment over the group store's view) and:
 //  - lets a shard's Elector acquire only while that shard is assigned here (eligibility);
 //  - a shard it owns that is no longer assigned here is dropped at once (no longer in /shards,
 //    the stream and the status file), then after --shard-drain released, so that its new owner
@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "election/ElectionTimings.h"
+#include "election/ShardGroup.h"
 #include "lock/Sidecar.h"
 #include "log/Logger.h"
 #include "publish/Metrics.h"
-#include "shard/ShardGroup.h"
 #include "time/Clock.h"
 
 namespace leasehold::shard {
@@ -46,7 +46,6 @@ namespace leasehold::shard {
 struct ShardModeConfig {
   std::string identity;
   std::string podName;  // handover alias, may be empty
-  std::string ns;       // the Lease namespace ("" on etcd), for the shards' Sidecars
   std::string group;    // --lease-name
   election::ElectionTimings timings;
   time::Duration drain{};  // --shard-drain
@@ -56,10 +55,10 @@ struct ShardModeConfig {
   std::vector<lock::CommandPort> commands{};
 };
 
-class ShardMode : private ShardGroupObserver {
+class ShardMode : private election::ShardGroupObserver {
  public:
   // `group` keeps the group and builds every shard's candidacy; the number of shards is its.
-  ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr<ShardGroup> group,
+  ShardMode(time::Clock& clock, ShardModeConfig config, std::unique_ptr<election::ShardGroup> group,
             publish::Metrics& metrics, const log::Logger& logger);
   ~ShardMode();
   ShardMode(const ShardMode&) = delete;
@@ -100,7 +99,7 @@ class ShardMode : private ShardGroupObserver {
   ShardModeConfig config_;
   publish::Metrics& metrics_;
   const log::Logger& logger_;
-  std::unique_ptr<ShardGroup> group_;
+  std::unique_ptr<election::ShardGroup> group_;
   std::size_t shards_;
   std::vector<log::Logger> shardLoggers_;  // sized once: each Sidecar keeps a reference
   std::vector<std::unique_ptr<lock::Sidecar>> sidecars_;

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "kube/LeaseCodec.h"
 
 namespace leasehold::fuzz {

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "etcd/ElectionLockName.h"
+#include "kube/LeaseLockName.h"
+
 namespace leasehold::app {
 namespace {
 
@@ -45,7 +48,7 @@ TEST_P(SupervisorConfigForTest, CarriesTheRunSettingsAndTheLeaseName) {
   cfg.drainTimeout = 9s;
   cfg.restart = GetParam().from;
   cfg.exitOnLoss = true;
-  const auto c = supervisorConfigFor(cfg, {"payments", "batch"});
+  const auto c = supervisorConfigFor(cfg, kube::leaseLockName("payments", "batch"));
   EXPECT_EQ(c.command, cfg.command);
   EXPECT_EQ(c.lease, "payments/batch");
   EXPECT_EQ(c.identity, "web-0_1a2b3c4d");
@@ -58,8 +61,8 @@ TEST_P(SupervisorConfigForTest, CarriesTheRunSettingsAndTheLeaseName) {
 TEST(SupervisorConfigFor, OnEtcdTheLeaseIsTheElectionName) {
   config::Config cfg;
   cfg.command = {"/bin/app"};
-  // The namespace is what the Kubernetes flags default to; etcd has none.
-  EXPECT_EQ(supervisorConfigFor(cfg, {"default", "jobs/scheduler", "etcd"}).lease,
+  // etcd has no namespace: the election's name alone.
+  EXPECT_EQ(supervisorConfigFor(cfg, etcd::electionLockName("jobs/scheduler")).lease,
             "jobs/scheduler");
 }
 

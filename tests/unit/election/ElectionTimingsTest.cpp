@@ -6,7 +6,7 @@
 
 #include "FakeClock.h"
 #include "MemoryLeaseStore.h"
-#include "election/Elector.h"
+#include "election/lease/Elector.h"
 
 namespace leasehold::election {
 namespace {

@@ -10,7 +10,7 @@
 #include "FakeApiClient.h"
 #include "FakeClock.h"
 #include "LeaseJson.h"
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 #include "kube/LeaseCodec.h"
 
 namespace leasehold::testing_support {

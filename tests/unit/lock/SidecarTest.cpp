@@ -18,6 +18,7 @@
 #include "MemoryLeaseStore.h"
 #include "TemporaryDirectory.h"
 #include "kube/LeaseElection.h"
+#include "kube/LeaseLockName.h"
 
 namespace leasehold::lock {
 namespace {
@@ -98,9 +99,12 @@ class SidecarTest : public ::testing::Test {
   }
 
   Sidecar& make(SidecarPorts p, std::string id = "a") {
-    SidecarConfig config{{election::Identity{std::move(id)}, timings_}, {"ns", "lease"}, 15s};
-    p.candidacy = std::make_unique<kube::LeaseElection>(clock_, std::move(pendingStore_),
-                                                        config.elector, [] { return 0.5; });
+    SidecarConfig config{
+        {election::Identity{std::move(id)}, timings_}, kube::leaseLockName("ns", "lease"), 15s};
+    p.candidacy = std::make_unique<kube::LeaseElection>(
+        clock_, std::move(pendingStore_),
+        election::ElectorConfig{config.candidate.identity, config.candidate.timings},
+        [] { return 0.5; });
     sidecar_ = std::make_unique<Sidecar>(config, std::move(p), metrics_, logger_);
     return *sidecar_;
   }
@@ -546,10 +550,12 @@ TEST_F(SidecarTest, RunModeHandsOverOnlyOnceTheCommandHasStopped) {
 TEST_F(SidecarTest, TwoSidecarsOnOneLoopLeadTheirOwnLeases) {
   auto& first = leading();
   election::MemoryLeaseBackend otherBackend;
-  SidecarConfig config{{election::Identity{"a"}, timings_}, {"ns", "other"}, 15s};
+  SidecarConfig config{
+      {election::Identity{"a"}, timings_}, kube::leaseLockName("ns", "other"), 15s};
   SidecarPorts p;
   p.candidacy = std::make_unique<kube::LeaseElection>(
-      clock_, std::make_unique<election::MemoryLeaseStore>(otherBackend, clock_), config.elector,
+      clock_, std::make_unique<election::MemoryLeaseStore>(otherBackend, clock_),
+      election::ElectorConfig{config.candidate.identity, config.candidate.timings},
       [] { return 0.5; });
   std::vector<std::string> otherEvents;
   p.events = {[&](std::string m) { otherEvents.push_back(m); },

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "etcd/ElectionLockName.h"
+#include "kube/LeaseLockName.h"
+
 namespace leasehold::publish {
 namespace {
 
@@ -30,7 +33,7 @@ Leadership leaderState() {
 }
 
 TEST(LeadershipJsonTest, LeaderHasEveryFieldOfTheContractInOrder) {
-  const std::string text = leadershipJson(leaderState(), {"default", "my-app"});
+  const std::string text = leadershipJson(leaderState(), kube::leaseLockName("default", "my-app"));
   EXPECT_EQ(text, R"({"leader":true,"identity":"web-0_3f9a1c2b","holder":"web-0_3f9a1c2b",)"
                   R"("name":"web-0","holderAddress":"10.1.2.3","fencingToken":34,)"
                   R"("namespace":"default","lease":"my-app",)"
@@ -40,11 +43,20 @@ TEST(LeadershipJsonTest, LeaderHasEveryFieldOfTheContractInOrder) {
   EXPECT_TRUE(nlohmann::json::accept(text));
 }
 
+// The lock's scope field is its store's word: on etcd "store" takes the namespace's place.
+TEST(LeadershipJsonTest, OnEtcdTheStoreStandsWhereTheNamespaceWould) {
+  const std::string text = leadershipJson(leaderState(), etcd::electionLockName("jobs/scheduler"));
+  EXPECT_NE(text.find(R"("fencingToken":34,"store":"etcd","lease":"jobs/scheduler",)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("namespace"), std::string::npos) << text;
+}
+
 TEST(LeadershipJsonTest, FollowerHasNoValidUntilEvenIfOneIsSet) {
   Leadership l = leaderState();
   l.leader = false;
   l.identity = "web-1_00000000";
-  const auto j = nlohmann::json::parse(leadershipJson(l, {"default", "my-app"}));
+  const auto j = nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("default", "my-app")));
   EXPECT_FALSE(j["leader"].get<bool>());
   EXPECT_FALSE(j.contains("validUntil"));
   EXPECT_EQ(j["holder"], "web-0_3f9a1c2b");
@@ -54,7 +66,7 @@ TEST(LeadershipJsonTest, FollowerHasNoValidUntilEvenIfOneIsSet) {
 TEST(LeadershipJsonTest, BeforeAnyLeaseTheTokenIsNullAndNameFallsBackToTheHolder) {
   Leadership l;
   l.identity = "me";
-  auto j = nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}));
+  auto j = nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")));
   EXPECT_TRUE(j["fencingToken"].is_null());
   EXPECT_EQ(j["holder"], "");
   EXPECT_EQ(j["name"], "");
@@ -63,7 +75,7 @@ TEST(LeadershipJsonTest, BeforeAnyLeaseTheTokenIsNullAndNameFallsBackToTheHolder
   EXPECT_FALSE(j.contains("renewTime"));
 
   l.holder = "other_12345678";  // a holder without the pod annotation (client-go, say)
-  j = nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}));
+  j = nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")));
   EXPECT_EQ(j["name"], "other_12345678");
 }
 
@@ -71,21 +83,24 @@ TEST(LeadershipJsonTest, BeforeAnyLeaseTheTokenIsNullAndNameFallsBackToTheHolder
 // name must vanish the moment its claim does, not when another replica takes over.
 TEST(LeadershipJsonTest, NameNeverNamesThisReplicaWhileItDoesNotLead) {
   Leadership l = leaderState();
-  EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}))["name"], "web-0");
+  EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")))["name"],
+            "web-0");
   l.leader = false;  // renew deadline passed, or stopping: the Lease still names us
-  auto j = nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}));
+  auto j = nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")));
   EXPECT_EQ(j["name"], "");
   EXPECT_EQ(j["holder"], "web-0_3f9a1c2b") << "holder still says what the Lease says";
   l.identity = "web-0_99999999";  // a restarted sidecar: the old holder is someone else
-  EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}))["name"], "web-0");
+  EXPECT_EQ(nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")))["name"],
+            "web-0");
 }
 
 TEST(LeadershipJsonTest, ProblemOnlyWhileTheStoreRefusesThisReplica) {
   Leadership l;
   l.identity = "me";
-  EXPECT_FALSE(nlohmann::json::parse(leadershipJson(l, {"ns", "lease"})).contains("problem"));
+  EXPECT_FALSE(nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")))
+                   .contains("problem"));
   l.problem = "403 Forbidden: cannot get resource \"leases\" (grant get)";
-  const auto j = nlohmann::json::parse(leadershipJson(l, {"ns", "lease"}));
+  const auto j = nlohmann::json::parse(leadershipJson(l, kube::leaseLockName("ns", "lease")));
   EXPECT_EQ(j["problem"], l.problem);
   EXPECT_FALSE(j["leader"].get<bool>());
 }
@@ -95,7 +110,7 @@ TEST(LeadershipJsonTest, StringsAreEscapedSoTheOutputIsAlwaysJson) {
   l.identity = "quote\" backslash\\ newline\n tab\t nul";
   l.identity.push_back('\0');
   l.holder = "\x01\x1f";
-  const std::string text = leadershipJson(l, {"n\"s", "le\\ase"});
+  const std::string text = leadershipJson(l, kube::leaseLockName("n\"s", "le\\ase"));
   ASSERT_TRUE(nlohmann::json::accept(text)) << text;
   const auto j = nlohmann::json::parse(text);
   EXPECT_EQ(j["identity"].get<std::string>(), l.identity);

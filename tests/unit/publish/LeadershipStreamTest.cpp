@@ -6,7 +6,8 @@
 
 #include "FakeClock.h"
 #include "MemoryLeaseStore.h"
-#include "election/Elector.h"
+#include "election/lease/Elector.h"
+#include "kube/LeaseLockName.h"
 
 namespace leasehold::publish {
 namespace {
@@ -77,7 +78,7 @@ class LeadershipStreamTest : public ::testing::Test {
   FakeClock clock;
   Leadership state;
   // Computed when asked, like Elector::leadership(): leader only while now < validUntilMono.
-  LeadershipStream stream{clock, {"default", "demo"}, [this] {
+  LeadershipStream stream{clock, kube::leaseLockName("default", "demo"), [this] {
                             Leadership l = state;
                             if (l.leader && l.validUntilMono && clock.now() >= *l.validUntilMono) {
                               l.leader = false;
@@ -248,7 +249,8 @@ TEST(LeadershipStreamWithElectorTest, AcquisitionRenewalsAndTimerDrivenStepDown)
                                  election::ElectionTimings{15s, 10s, 2s, 1.2},
                                  election::FollowerMode::kWatch};
   election::Elector elector(clock, store, config, [] { return 0.5; });
-  LeadershipStream stream(clock, {"default", "demo"}, [&] { return elector.leadership(); });
+  LeadershipStream stream(clock, kube::leaseLockName("default", "demo"),
+                          [&] { return elector.leadership(); });
   int electorEvents = 0;
   elector.setEventHandler([&](const election::ElectorEvent&) {
     electorEvents++;

@@ -13,6 +13,7 @@
 
 #include "TemporaryDirectory.h"
 #include "election/Leadership.h"
+#include "kube/LeaseLockName.h"
 #include "publish/LeadershipJson.h"
 
 namespace leasehold::publish {
@@ -98,13 +99,15 @@ TEST_F(StatusFileTest, LeaderFalseRewriteOnShutdownDropsValidUntil) {
   l.identity = l.holder = "me";
   l.fencingToken = 3;
   l.validUntil = time::WallTime(std::chrono::microseconds(5'000'000));
-  ASSERT_EQ(file.write(leadershipJson(l, {"default", "demo"}) + "\n"), std::nullopt);
+  ASSERT_EQ(file.write(leadershipJson(l, kube::leaseLockName("default", "demo")) + "\n"),
+            std::nullopt);
   auto j = nlohmann::json::parse(read(path));
   EXPECT_TRUE(j["leader"].get<bool>());
   EXPECT_TRUE(j.contains("validUntil"));
 
   l.leader = false;  // what Elector::leadership() says once stopped
-  ASSERT_EQ(file.write(leadershipJson(l, {"default", "demo"}) + "\n"), std::nullopt);
+  ASSERT_EQ(file.write(leadershipJson(l, kube::leaseLockName("default", "demo")) + "\n"),
+            std::nullopt);
   j = nlohmann::json::parse(read(path));
   EXPECT_FALSE(j["leader"].get<bool>());
   EXPECT_FALSE(j.contains("validUntil"));

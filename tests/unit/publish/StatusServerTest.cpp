@@ -10,6 +10,7 @@
 
 #include "FakeClock.h"
 #include "Fetch.h"
+#include "kube/LeaseLockName.h"
 
 namespace leasehold::publish {
 namespace {
@@ -26,8 +27,9 @@ class StatusServerTest : public ::testing::Test {
     net::HttpServer::Options options;
     options.address = "127.0.0.1";
     options.port = 0;
-    server = std::make_unique<StatusServer>(io, options, clock, LeaseName{"default", "my-app"},
-                                            StatusSource{[this] { return state; }, [] {}, 15s});
+    server =
+        std::make_unique<StatusServer>(io, options, clock, kube::leaseLockName("default", "my-app"),
+                                       StatusSource{[this] { return state; }, [] {}, 15s});
     EXPECT_FALSE(server->listen());
     client = std::make_unique<net::HttpsClient>(
         io, "http://127.0.0.1:" + std::to_string(server->port()));

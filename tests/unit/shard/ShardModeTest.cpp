@@ -13,7 +13,7 @@
 
 #include "FakeApiClient.h"
 #include "FakeClock.h"
-#include "shard/LeaseShardGroup.h"
+#include "kube/LeaseShardGroup.h"
 #include "shard/ShardAssignment.h"
 
 namespace leasehold::testing_support {
@@ -55,22 +55,21 @@ class ShardModeTest : public ::testing::Test {
   void make(time::Duration drain, bool runMode = false) {
     shard::ShardModeConfig c;
     c.identity = "me";
-    c.ns = "ns";
     c.group = "work";
     c.drain = drain;
     if (runMode) {
       for (int i = 0; i < 2; i++)
         c.commands.push_back(commandPort(i));
     }
-    shard::LeaseShardGroupConfig g;
+    kube::LeaseShardGroupConfig g;
     g.identity = "me";
     g.ns = "ns";
     g.group = "work";
     g.shards = 2;
     mode = std::make_unique<shard::ShardMode>(
         clock, c,
-        std::make_unique<shard::LeaseShardGroup>(clock, g, api, logger, [] { return 0.5; }),
-        metrics, logger);
+        std::make_unique<kube::LeaseShardGroup>(clock, g, api, logger, [] { return 0.5; }), metrics,
+        logger);
   }
   ~ShardModeTest() override { mode.reset(); }  // before the fake checks what is unmet
 
@@ -154,7 +153,7 @@ TEST_F(ShardModeTest, AJoiningMemberGetsOneShardWhichIsDroppedAtOnceAndReleased)
   const int give = 1 - kept();
   const std::string path = std::string(kCollection) + "/work-" + std::to_string(give);
   auto release = api.expect("PUT", path).body(HasSubstr("\"holderIdentity\":\"\"")).hold();
-  watch->send(event("ADDED", lease(shard::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
+  watch->send(event("ADDED", lease(kube::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
   clock.runDue();
   EXPECT_EQ(owned(), std::vector<int>{kept()});
   EXPECT_EQ(json::parse(mode->json())["members"], 2);
@@ -171,7 +170,7 @@ TEST_F(ShardModeTest, WithADrainTheShardLeavesAtOnceButIsReleasedOnlyAfterIt) {
   auto watch = startAloneAndOwnBoth();
   const int give = 1 - kept();
   const std::string path = std::string(kCollection) + "/work-" + std::to_string(give);
-  watch->send(event("ADDED", lease(shard::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
+  watch->send(event("ADDED", lease(kube::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
   clock.runDue();
   EXPECT_EQ(owned(), std::vector<int>{kept()}) << "dropped at once";
   const auto asked = api.requests().size();
@@ -192,7 +191,7 @@ TEST_F(ShardModeTest, RunModeStopsTheMovedShardsCommandBeforeReleasingIt) {
   commandCalls.clear();
   const int give = 1 - kept();
   const std::string path = std::string(kCollection) + "/work-" + std::to_string(give);
-  watch->send(event("ADDED", lease(shard::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
+  watch->send(event("ADDED", lease(kube::GroupLayout{"work", 2}.memberLease("b"), "b", "20")));
   clock.runDue();
   EXPECT_EQ(commandCalls, std::vector<std::string>{"stop-for-release " + std::to_string(give)});
   EXPECT_EQ(owned(), std::vector<int>{kept()}) << "dropped at once, while its command stops";

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 #include "time/Clock.h"
 
 namespace leasehold::election {

@@ -1,11 +1,13 @@
 #pragma once
-// The lock interface the Elector talks to (cf. client-go's resourcelock.Interface). Kubernetes
-// (kube/LeaseClient) and the in-memory store for tests (MemoryLeaseStore) implement it.
+// The compare-and-swap record the Elector talks to (cf. client-go's resourcelock.Interface):
+// Kubernetes' Lease (kube/LeaseClient) and the in-memory one for tests (MemoryLeaseStore)
+// implement it. It is the Lease election's own interface, not the store boundary: a store
+// implements election::Candidacy (election/Candidacy.h), as etcd/EtcdCampaign does without it.
 #include <functional>
 #include <optional>
 #include <string>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 
 namespace leasehold::election {
 

@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 #include "time/Time.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 struct GroupLayout {
   std::string group;  // --lease-name
@@ -71,4 +71,4 @@ class GroupView {
   std::vector<std::optional<Seen>> shards_;
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

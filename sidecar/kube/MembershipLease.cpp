@@ -1,12 +1,12 @@
-#include "shard/MembershipLease.h"
+#include "kube/MembershipLease.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 using election::StoreResult;
 using election::StoreStatus;
 
-MembershipLease::MembershipLease(time::Clock& clock, std::unique_ptr<kube::LeaseClient> lease,
-                                 kube::ApiTransport& api, MembershipLeaseOptions options)
+MembershipLease::MembershipLease(time::Clock& clock, std::unique_ptr<LeaseClient> lease,
+                                 ApiTransport& api, MembershipLeaseOptions options)
     : clock_(clock), lease_(std::move(lease)), api_(api), options_(std::move(options)) {
   timer_ = clock_.makeTimer([this] { write(); });
 }
@@ -92,10 +92,10 @@ void MembershipLease::remove(std::function<void()> done) {
   std::weak_ptr<char> alive = alive_;
   api_.call({"delete", "DELETE", lease_->objectPath(), "", "application/json",
              std::chrono::milliseconds(2000)},
-            [alive, done = std::move(done)](kube::ApiResponse) {
+            [alive, done = std::move(done)](ApiResponse) {
               if (alive.expired()) return;
               if (done) done();
             });
 }
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

@@ -1,4 +1,4 @@
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 
 namespace leasehold::election {
 

@@ -1,9 +1,9 @@
 // GroupView: names, liveness and ownership on the observer's own clock.
-#include "shard/GroupView.h"
+#include "kube/GroupView.h"
 
 #include <gtest/gtest.h>
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 namespace {
 
 using namespace std::chrono_literals;
@@ -29,6 +29,9 @@ TEST(GroupLayoutTest, Names) {
   EXPECT_FALSE(l.shardOf(member));
   EXPECT_EQ(member.size(), std::string("work-member-").size() + 16);
   EXPECT_NE(member, l.memberLease("pod-b_1234"));
+  // The name every release has given this identity's membership Lease: a member whose name
+  // changed across an upgrade would be counted twice by the others.
+  EXPECT_EQ(member, "work-member-507e66911783018b");
 }
 
 TEST(GroupViewTest, MembersLiveForTheirDurationFromTheLastChangeSeenHere) {
@@ -76,4 +79,4 @@ TEST(GroupViewTest, AShardHasAnOwnerWhileItsLeaseIsValidAsObserved) {
 }
 
 }  // namespace
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

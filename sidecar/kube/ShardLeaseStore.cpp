@@ -1,6 +1,6 @@
-#include "shard/ShardLeaseStore.h"
+#include "kube/ShardLeaseStore.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 void ShardLeaseStore::watch(election::LeaseObserver* observer) {
   observer_ = observer;
@@ -21,4 +21,4 @@ void ShardLeaseStore::setWatchHealthy(bool healthy) {
   if (observer_) observer_->onWatchStateChanged(healthy);
 }
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

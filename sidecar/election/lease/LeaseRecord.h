@@ -5,17 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "election/Identity.h"
 #include "time/Time.h"
 
 namespace leasehold::election {
 
-// Strong types: an identity, a holder and a resourceVersion are all strings and easy to mix up.
-struct Identity {
-  std::string value;
-  auto operator<=>(const Identity&) const = default;
-};
-
-// Opaque: only compared for equality, never ordered or parsed.
+// A strong type, as Identity is. Opaque: only compared for equality, never ordered or parsed.
 struct ResourceVersion {
   std::string value;
   bool empty() const { return value.empty(); }

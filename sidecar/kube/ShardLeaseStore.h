@@ -6,9 +6,9 @@
 #include <memory>
 #include <optional>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 class ShardLeaseStore : public election::LeaseStore {
  public:
@@ -37,4 +37,4 @@ class ShardLeaseStore : public election::LeaseStore {
   bool healthy_ = false;
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

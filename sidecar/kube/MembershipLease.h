@@ -8,12 +8,12 @@
 #include <memory>
 #include <optional>
 
-#include "election/LeaseStore.h"
+#include "election/lease/LeaseStore.h"
 #include "kube/ApiTransport.h"
 #include "kube/LeaseClient.h"
 #include "time/Clock.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 struct MembershipLeaseOptions {
   std::string identity;
@@ -25,8 +25,8 @@ struct MembershipLeaseOptions {
 class MembershipLease {
  public:
   // `lease` reaches GROUP-member-<hash> with the group's label on every write.
-  MembershipLease(time::Clock& clock, std::unique_ptr<kube::LeaseClient> lease,
-                  kube::ApiTransport& api, MembershipLeaseOptions options);
+  MembershipLease(time::Clock& clock, std::unique_ptr<LeaseClient> lease, ApiTransport& api,
+                  MembershipLeaseOptions options);
   ~MembershipLease();
   MembershipLease(const MembershipLease&) = delete;
   MembershipLease& operator=(const MembershipLease&) = delete;
@@ -41,8 +41,8 @@ class MembershipLease {
   void retrySoon(const std::string& why);
 
   time::Clock& clock_;
-  std::unique_ptr<kube::LeaseClient> lease_;
-  kube::ApiTransport& api_;
+  std::unique_ptr<LeaseClient> lease_;
+  ApiTransport& api_;
   MembershipLeaseOptions options_;
   std::unique_ptr<time::Timer> timer_;
   std::optional<election::LeaseRecord> last_;
@@ -52,4 +52,4 @@ class MembershipLease {
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

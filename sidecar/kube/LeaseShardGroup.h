@@ -1,7 +1,7 @@
 #pragma once
-// The shard group in Kubernetes Leases (shard::ShardGroup; docs/design.md "Shards"): shard i is
+// The shard group in Kubernetes Leases (election::ShardGroup; docs/design.md "Shards"): shard i is
 // the Lease NAME-i, each member keeps a membership Lease NAME-member-<hash> (MembershipLease),
-// and ONE label-selected watch of the group's Leases (kube::LeaseGroupWatch, label
+// and ONE label-selected watch of the group's Leases (LeaseGroupWatch, label
 // leasehold.io/shard-group=NAME) feeds the group view (GroupView: liveness judged on this
 // clock) and every shard's Elector (through its ShardLeaseStore, so that a follower sends no
 // request of its own). Every write carries the group's label.
@@ -13,17 +13,17 @@
 #include <vector>
 
 #include "election/ElectionTimings.h"
+#include "election/ShardGroup.h"
 #include "kube/ApiTransport.h"
+#include "kube/GroupView.h"
 #include "kube/LeaseClient.h"
 #include "kube/LeaseGroupWatch.h"
+#include "kube/MembershipLease.h"
+#include "kube/ShardLeaseStore.h"
 #include "log/Logger.h"
-#include "shard/GroupView.h"
-#include "shard/MembershipLease.h"
-#include "shard/ShardGroup.h"
-#include "shard/ShardLeaseStore.h"
 #include "time/Clock.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 inline constexpr const char* kShardGroupLabel = "leasehold.io/shard-group";
 
@@ -39,21 +39,21 @@ struct LeaseShardGroupConfig {
   int watchTimeoutSeconds = 300;
 };
 
-class LeaseShardGroup final : public ShardGroup, private kube::LeaseGroupObserver {
+class LeaseShardGroup final : public election::ShardGroup, private LeaseGroupObserver {
  public:
   // `api` is the Lease connection (ApiConnections::lease()): renewals, the group watch and the
   // membership Lease all go through it.
-  LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig config, kube::ApiTransport& api,
+  LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig config, ApiTransport& api,
                   const log::Logger& logger, std::function<double()> random01);
   ~LeaseShardGroup() override;
   LeaseShardGroup(const LeaseShardGroup&) = delete;
   LeaseShardGroup& operator=(const LeaseShardGroup&) = delete;
 
   std::size_t shards() const override { return config_.shards; }
-  std::string shardLock(std::size_t shard) const override;
-  std::string store() const override { return ""; }
+  election::LockName shardName(std::size_t shard) const override;
+  std::string shardLock(std::size_t shard) const;  // the Lease's name
   std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) override;
-  void start(ShardGroupObserver& observer) override;
+  void start(election::ShardGroupObserver& observer) override;
   std::vector<std::string> liveMembers(time::MonoTime now) const override;
   std::vector<std::string> owners(time::MonoTime now) const override;
   std::optional<time::MonoTime> nextExpiry(time::MonoTime now) const override;
@@ -62,24 +62,24 @@ class LeaseShardGroup final : public ShardGroup, private kube::LeaseGroupObserve
   void stop() override;
 
  private:
-  void onGroupListed(const std::vector<kube::NamedLease>& leases) override;
+  void onGroupListed(const std::vector<NamedLease>& leases) override;
   void onGroupLease(const std::string& name,
                     const std::optional<election::LeaseRecord>& record) override;
   void onGroupWatchState(bool healthy) override;
-  kube::LeaseClientOptions leaseOptions() const;
+  LeaseClientOptions leaseOptions() const;
 
   time::Clock& clock_;
   LeaseShardGroupConfig config_;
-  kube::ApiTransport& api_;
+  ApiTransport& api_;
   const log::Logger& logger_;
   std::function<double()> random01_;
   GroupView view_;
   std::vector<ShardLeaseStore*> stores_;  // owned by the shards' candidacies
   std::unique_ptr<MembershipLease> membership_;
-  std::unique_ptr<kube::LeaseGroupWatch> watch_;
-  ShardGroupObserver* observer_ = nullptr;
+  std::unique_ptr<LeaseGroupWatch> watch_;
+  election::ShardGroupObserver* observer_ = nullptr;
   std::set<std::string> deleting_;  // stale membership Leases being deleted
   std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube

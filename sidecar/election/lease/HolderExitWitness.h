@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "election/LeaseRecord.h"
+#include "election/lease/LeaseRecord.h"
 
 namespace leasehold::election {
 

@@ -19,9 +19,9 @@
 
 #include "election/Candidacy.h"
 #include "election/ElectionTimings.h"
-#include "election/HolderExitWitness.h"
 #include "election/Leadership.h"
-#include "election/LeaseStore.h"
+#include "election/lease/HolderExitWitness.h"
+#include "election/lease/LeaseStore.h"
 #include "time/Clock.h"
 
 namespace leasehold::election {

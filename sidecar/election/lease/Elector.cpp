@@ -3,7 +3,7 @@
 // takeover before the expiry) all share the same few fields (the last confirmed write, the
 // writes in flight, the observation time); split, each piece would need the others'
 // invariants restated, and the safety argument reads best in one place.
-#include "election/Elector.h"
+#include "election/lease/Elector.h"
 
 #include <algorithm>
 #include <stdexcept>

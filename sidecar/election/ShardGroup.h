@@ -1,7 +1,7 @@
 #pragma once
 // The store below shard mode (docs/design.md, "Shards" and "The store boundary"): what
 // shard::ShardMode needs from wherever the group lives, so that ShardMode, the assignment and
-// /shards are written once. shard::LeaseShardGroup keeps the group in Kubernetes Leases
+// /shards are written once. kube::LeaseShardGroup keeps the group in Kubernetes Leases
 // (NAME-i, NAME-member-<hash>, one label-selected watch); etcd::EtcdShardGroup in etcd, under
 // the election's prefix (NAME/shards/i elections, NAME/members keys, one prefix watch).
 //
@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "election/Candidacy.h"
+#include "election/LockName.h"
 #include "time/Time.h"
 
-namespace leasehold::shard {
+namespace leasehold::election {
 
 class ShardGroupObserver {
  public:
@@ -36,10 +37,9 @@ class ShardGroup {
   virtual ~ShardGroup() = default;
 
   virtual std::size_t shards() const = 0;
-  // Shard i's lock as people and the status API name it ("work-3"; "work/shards/3" on etcd).
-  virtual std::string shardLock(std::size_t shard) const = 0;
-  // "" on Kubernetes, "etcd" on etcd (publish::LeaseName::store).
-  virtual std::string store() const = 0;
+  // Shard i's lock as people and the status API name it (the Lease "work-3" in its namespace;
+  // the election "work/shards/3" on etcd).
+  virtual LockName shardName(std::size_t shard) const = 0;
   // Shard i's candidacy; asked once per shard, before start().
   virtual std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) = 0;
 
@@ -62,4 +62,4 @@ class ShardGroup {
   virtual void stop() = 0;
 };
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::election

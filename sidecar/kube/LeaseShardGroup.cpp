@@ -1,9 +1,10 @@
-#include "shard/LeaseShardGroup.h"
+#include "kube/LeaseShardGroup.h"
 
 #include "kube/LeaseClient.h"
 #include "kube/LeaseElection.h"
+#include "kube/LeaseLockName.h"
 
-namespace leasehold::shard {
+namespace leasehold::kube {
 
 namespace {
 std::vector<std::pair<std::string, std::string>> groupLabels(const std::string& group) {
@@ -12,7 +13,7 @@ std::vector<std::pair<std::string, std::string>> groupLabels(const std::string& 
 }  // namespace
 
 LeaseShardGroup::LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig config,
-                                 kube::ApiTransport& api, const log::Logger& logger,
+                                 ApiTransport& api, const log::Logger& logger,
                                  std::function<double()> random01)
     : clock_(clock),
       config_(std::move(config)),
@@ -31,29 +32,33 @@ LeaseShardGroup::LeaseShardGroup(time::Clock& clock, LeaseShardGroupConfig confi
   mo.onProblem = [this](const std::string& what) { logger_.warn(what); };
   membership_ = std::make_unique<MembershipLease>(
       clock_,
-      std::make_unique<kube::LeaseClient>(
+      std::make_unique<LeaseClient>(
           api, clock_,
-          kube::LeaseTarget{view_.layout().memberLease(config_.identity), config_.ns,
-                            config_.podName, config_.podIp, groupLabels(config_.group)},
+          LeaseTarget{view_.layout().memberLease(config_.identity), config_.ns, config_.podName,
+                      config_.podIp, groupLabels(config_.group)},
           leaseOptions(), random01_),
       api, mo);
 
-  kube::LeaseGroupWatchOptions wo;
+  LeaseGroupWatchOptions wo;
   wo.ns = config_.ns;
   wo.labelSelector = std::string(kShardGroupLabel) + "=" + config_.group;
   wo.requestDeadline = config_.requestDeadline;
   wo.watchTimeoutSeconds = config_.watchTimeoutSeconds;
   wo.onProblem = [this](const std::string& what) { logger_.warn(what); };
-  watch_ = std::make_unique<kube::LeaseGroupWatch>(
-      api, clock_, static_cast<kube::LeaseGroupObserver&>(*this), wo, random01_);
+  watch_ = std::make_unique<LeaseGroupWatch>(api, clock_, static_cast<LeaseGroupObserver&>(*this),
+                                             wo, random01_);
 }
 
 LeaseShardGroup::~LeaseShardGroup() = default;
 
-kube::LeaseClientOptions LeaseShardGroup::leaseOptions() const {
-  kube::LeaseClientOptions options;
+LeaseClientOptions LeaseShardGroup::leaseOptions() const {
+  LeaseClientOptions options;
   options.requestDeadline = config_.requestDeadline;
   return options;
+}
+
+election::LockName LeaseShardGroup::shardName(std::size_t shard) const {
+  return leaseLockName(config_.ns, shardLock(shard));
 }
 
 std::string LeaseShardGroup::shardLock(std::size_t shard) const {
@@ -61,19 +66,19 @@ std::string LeaseShardGroup::shardLock(std::size_t shard) const {
 }
 
 std::unique_ptr<election::Candidacy> LeaseShardGroup::shardCandidacy(std::size_t shard) {
-  auto writes = std::make_unique<kube::LeaseClient>(
-      api_, clock_,
-      kube::LeaseTarget{shardLock(shard), config_.ns, config_.podName, config_.podIp,
-                        groupLabels(config_.group)},
-      leaseOptions(), random01_);
+  auto writes =
+      std::make_unique<LeaseClient>(api_, clock_,
+                                    LeaseTarget{shardLock(shard), config_.ns, config_.podName,
+                                                config_.podIp, groupLabels(config_.group)},
+                                    leaseOptions(), random01_);
   auto store = std::make_unique<ShardLeaseStore>(std::move(writes));
   stores_.at(shard) = store.get();
   election::ElectorConfig elector{election::Identity{config_.identity}, config_.timings,
                                   election::FollowerMode::kWatch};
-  return std::make_unique<kube::LeaseElection>(clock_, std::move(store), elector, random01_);
+  return std::make_unique<LeaseElection>(clock_, std::move(store), elector, random01_);
 }
 
-void LeaseShardGroup::start(ShardGroupObserver& observer) {
+void LeaseShardGroup::start(election::ShardGroupObserver& observer) {
   observer_ = &observer;
   membership_->start();
   watch_->start();
@@ -81,7 +86,7 @@ void LeaseShardGroup::start(ShardGroupObserver& observer) {
 
 // ---- the group watch ---------------------------------------------------------------------
 
-void LeaseShardGroup::onGroupListed(const std::vector<kube::NamedLease>& leases) {
+void LeaseShardGroup::onGroupListed(const std::vector<NamedLease>& leases) {
   std::vector<std::pair<std::string, election::LeaseRecord>> items;
   std::vector<std::optional<election::LeaseRecord>> shards(config_.shards);
   for (const auto& l : leases) {
@@ -135,7 +140,7 @@ void LeaseShardGroup::tidy(const std::vector<std::string>& members) {
     api_.call({"delete", "DELETE",
                "/apis/coordination.k8s.io/v1/namespaces/" + config_.ns + "/leases/" + name, "",
                "application/json", config_.requestDeadline},
-              [this, alive, name](kube::ApiResponse) {
+              [this, alive, name](ApiResponse) {
                 if (!alive.expired()) deleting_.erase(name);
               });
   }
@@ -149,4 +154,4 @@ void LeaseShardGroup::stop() {
   watch_->stop();
 }
 
-}  // namespace leasehold::shard
+}  // namespace leasehold::kube
