@@ -1,5 +1,7 @@
 #include "kube/GroupView.h"
 
+#include "election/RendezvousScore.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -10,29 +12,6 @@ namespace leasehold::kube {
 
 namespace {
 constexpr const char* kMemberInfix = "-member-";
-
-// The hash in a membership Lease's name: FNV-1a 64 of eight zero bytes and the identity, with
-// splitmix64's finaliser. It is the value shard::ShardAssignment::score(0, identity) gives,
-// which named these Leases before the group moved into kube/ (a store does not depend on
-// shard/); a name must not change across an upgrade, or a rolling update would count every
-// member twice. GroupViewTest pins it.
-std::uint64_t memberHash(const std::string& identity) {
-  std::uint64_t h = 14695981039346656037ull;
-  const auto mix = [&h](unsigned char c) {
-    h ^= c;
-    h *= 1099511628211ull;
-  };
-  for (int i = 0; i < 8; i++)
-    mix(0);
-  for (char c : identity)
-    mix(static_cast<unsigned char>(c));
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
-}
 }  // namespace
 
 std::string GroupLayout::shardLease(std::size_t shard) const {
@@ -40,8 +19,11 @@ std::string GroupLayout::shardLease(std::size_t shard) const {
 }
 
 std::string GroupLayout::memberLease(const std::string& identity) const {
+  // A name must not change across an upgrade, or a rolling update would count every member
+  // twice: the score is fixed by its definition (election/RendezvousScore.h).
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(memberHash(identity)));
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(election::rendezvousScore(0, identity)));
   return group + kMemberInfix + hex;
 }
 
