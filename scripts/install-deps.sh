@@ -48,6 +48,11 @@ packages=(
   # starts its own on loopback with TLS from a test CA (leasehold_testing/oci_registry.py),
   # never the package's service
   docker-registry
+  # --store zookeeper's tests (leasehold_testing/zookeeper_env.py): ZooKeeper 3.8.0's server
+  # (the `zookeeper` package: jars and scripts, no service; `zookeeperd` would start one), the
+  # Java runtime it runs on, kazoo (the Python client whose Election recipe leasehold's layout
+  # follows) and pytest (the store conformance suite, tests/conformance)
+  zookeeper default-jre-headless python3-kazoo python3-pytest
 )
 
 # --arm64: the cross toolchain and the arm64 libraries. Multi-Arch: same packages install beside

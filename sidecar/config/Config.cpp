@@ -1,5 +1,7 @@
 #include "config/Config.h"
 
+#include <algorithm>
+
 namespace leasehold::config {
 
 std::string_view toString(LogFormat format) {
@@ -25,7 +27,21 @@ std::string_view toString(FollowerMode mode) {
 }
 
 std::string_view toString(Store store) {
-  return store == Store::Etcd ? "etcd" : "kubernetes";
+  switch (store) {
+    case Store::Etcd:
+      return "etcd";
+    case Store::ZooKeeper:
+      return "zookeeper";
+    case Store::Kubernetes:
+      break;
+  }
+  return "kubernetes";
+}
+
+time::Duration zkSessionTimeoutOf(const Config& config) {
+  if (config.zkSessionTimeout) return *config.zkSessionTimeout;
+  return std::max(config.timings.leaseDuration,
+                  config.timings.renewDeadline + config.zkServerLag);
 }
 
 std::string_view toString(RestartPolicy policy) {

@@ -16,7 +16,7 @@ enum class LogFormat { Text, Json };
 enum class LogLevel { Debug, Info, Warn, Error };
 enum class FollowerMode { Watch, Poll };
 enum class RestartPolicy { Never, OnFailure, Always };
-enum class Store { Kubernetes, Etcd };
+enum class Store { Kubernetes, Etcd, ZooKeeper };
 
 std::string_view toString(LogFormat format);
 std::string_view toString(LogLevel level);
@@ -80,6 +80,22 @@ struct Config {
   std::string etcdUser;
   std::string etcdPasswordFile;
 
+  // --store zookeeper: the lock is an ephemeral-sequential node under /NAME in ZooKeeper
+  // (zookeeper/ZkCampaign, kazoo's Election layout). Files as for etcd; the password never
+  // reaches the Config.
+  std::string zkServers;  // HOST:PORT[,HOST:PORT...][/CHROOT], parsed by zookeeper/ZkSession
+  // The session timeout asked of the servers; nullopt: zkSessionTimeoutOf() below.
+  std::optional<time::Duration> zkSessionTimeout;
+  // L: how long a ZooKeeper server cut off from its ensemble's leader may go on answering
+  // (its tickTime x (syncLimit + 1)); the claim needs session timeout >= R + L.
+  time::Duration zkServerLag = std::chrono::seconds(12);
+  bool zkTls = false;  // TLS to the servers' secureClientPort (implied by the three below)
+  std::string zkCacert;
+  std::string zkCert;
+  std::string zkKey;
+  std::string zkUser;
+  std::string zkPasswordFile;
+
   // Run mode, `leasehold run [flags] -- CMD [ARGS...]`: CMD runs only while this replica leads
   // (supervise::Supervisor). The settings below are rejected without it.
   bool runMode = false;
@@ -93,6 +109,10 @@ struct Config {
   RestartPolicy restart = RestartPolicy::Never;  // when the command exits on its own
   bool exitOnLoss = false;  // exit (non-zero) after a lost term instead of competing again
 };
+
+// --store zookeeper's session timeout: --zk-session-timeout, else D, or R + L when that is
+// longer (the servers must not expire a session before its claim ends: docs/design.md).
+time::Duration zkSessionTimeoutOf(const Config& config);
 
 // The defaults that main settles only once the cluster access is known, here so that tests can
 // hold them to what --help says.

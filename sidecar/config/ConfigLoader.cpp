@@ -222,10 +222,12 @@ const std::vector<Setting>& settings() {
        "Shard mode: a shard that moves away is dropped from /shards at once and released this "
        "much later (default 0s)",
        duration([](Config& c) -> time::Duration& { return c.shardDrain; })},
-      {"store", "store", ValueKind::Choice, "kubernetes|etcd",
-       "Where the lock lives: a Kubernetes Lease, or an election in etcd v3 (etcd's own layout, "
-       "NAME/<lease id>, shared with `etcdctl elect NAME`; default kubernetes)",
-       choice(&Config::store, {Store::Kubernetes, Store::Etcd})},
+      {"store", "store", ValueKind::Choice, "kubernetes|etcd|zookeeper",
+       "Where the lock lives: a Kubernetes Lease, an election in etcd v3 (etcd's own layout, "
+       "NAME/<lease id>, shared with `etcdctl elect NAME`), or in ZooKeeper (kazoo's Election "
+       "layout under the path /NAME, shared with kazoo's `Election(\"/NAME\")`; default "
+       "kubernetes)",
+       choice(&Config::store, {Store::Kubernetes, Store::Etcd, Store::ZooKeeper})},
       {"etcd-endpoints", "etcdEndpoints", ValueKind::Text, "URL[,URL...]",
        "With --store etcd: the members' client URLs, http:// or https:// (required)",
        [](Config& c, const std::string& value) -> std::optional<std::string> {
@@ -265,6 +267,47 @@ const std::vector<Setting>& settings() {
        "With --store etcd: the file holding --etcd-user's password (one line; never a flag "
        "value; default: off)",
        text(&Config::etcdPasswordFile)},
+      {"zk-servers", "zkServers", ValueKind::Text, "HOST:PORT[,HOST:PORT...][/CHROOT]",
+       "With --store zookeeper: the servers' client addresses (the session moves to the next "
+       "when one fails), and optionally a chroot every path is under (required)",
+       text(&Config::zkServers)},
+      {"zk-session-timeout", "zkSessionTimeout", ValueKind::Duration, "DURATION",
+       "With --store zookeeper: the session timeout asked of the servers: a crashed leader's "
+       "node goes this long after the servers last heard from it; at least --renew-deadline + "
+       "--zk-server-lag (default: --lease-duration, or that sum when it is longer)",
+       [](Config& c, const std::string& value) -> std::optional<std::string> {
+         auto parsed = DurationParser::parse(value);
+         if (auto* error = std::get_if<ConfigError>(&parsed)) return error->message;
+         c.zkSessionTimeout = std::get<time::Duration>(parsed);
+         return std::nullopt;
+       }},
+      {"zk-server-lag", "zkServerLag", ValueKind::Duration, "DURATION",
+       "With --store zookeeper: how long a server cut off from its ensemble's leader may go on "
+       "answering, the servers' tickTime x (syncLimit + 1) (default 12s: tickTime 2000, "
+       "syncLimit 5; 0s for a single server)",
+       duration([](Config& c) -> time::Duration& { return c.zkServerLag; })},
+      {"zk-tls", "zkTls", ValueKind::Boolean, "",
+       "With --store zookeeper: TLS to the servers' secureClientPort, verified against the "
+       "system's CA certificates or --zk-cacert (default: off; on with --zk-cacert or --zk-cert)",
+       boolean(&Config::zkTls)},
+      {"zk-cacert", "zkCacert", ValueKind::Text, "PATH",
+       "With --store zookeeper: TLS, verifying the servers' certificates against this CA bundle",
+       text(&Config::zkCacert)},
+      {"zk-cert", "zkCert", ValueKind::Text, "PATH",
+       "With --store zookeeper: TLS with this client certificate (with --zk-key; default: off)",
+       text(&Config::zkCert)},
+      {"zk-key", "zkKey", ValueKind::Text, "PATH",
+       "With --store zookeeper: the client certificate's private key (default: off)",
+       text(&Config::zkKey)},
+      {"zk-user", "zkUser", ValueKind::Text, "NAME",
+       "With --store zookeeper: digest authentication as this user, with the password from "
+       "--zk-password-file; the nodes it creates are then for this user alone (default: off, "
+       "nodes open to every client)",
+       text(&Config::zkUser)},
+      {"zk-password-file", "zkPasswordFile", ValueKind::Text, "PATH",
+       "With --store zookeeper: the file holding --zk-user's password (one line; never a flag "
+       "value; default: off)",
+       text(&Config::zkPasswordFile)},
       // Run mode only (kRunOnly).
       {"kill-grace", "killGrace", ValueKind::Duration, "DURATION",
        "When leadership ends, SIGTERM to the command's process group, SIGKILL this much later; "
@@ -382,6 +425,30 @@ bool isSemanticVersion(const std::string& v) {
   return i + 1 < v.size() && v.back() != '.';
 }
 
+// What is wrong with NAME as the path /NAME of a ZooKeeper node, or nullopt: ZooKeeper's
+// PathUtils rules (no empty, "." or ".." component, no control or private-use characters), and
+// not under /zookeeper, which the servers keep for themselves.
+std::optional<std::string> zooKeeperPathProblem(const std::string& name) {
+  if (name.front() == '/' || name.back() == '/') return "must not begin or end with '/'";
+  if (!isValidUtf8(name)) return "is not UTF-8";
+  if (name == "zookeeper" || name.rfind("zookeeper/", 0) == 0) {
+    return "is under /zookeeper, which the servers keep for themselves";
+  }
+  std::size_t from = 0;
+  while (from <= name.size()) {
+    const auto slash = std::min(name.find('/', from), name.size());
+    const auto part = name.substr(from, slash - from);
+    if (part.empty()) return "has an empty path component ('//')";
+    if (part == "." || part == "..") return "has a '.' or '..' path component";
+    from = slash + 1;
+  }
+  if (std::any_of(name.begin(), name.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    return "has a control character";
+  }
+  return std::nullopt;
+}
+
 // Checks that need the merged values. `origins` says where each set value came from.
 void validate(const Config& config, const std::map<std::string, std::string>& origins,
               const std::set<std::string>& unparsed, std::vector<std::string>& problems) {
@@ -392,6 +459,7 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     return text;
   };
   const bool etcd = config.store == Store::Etcd;
+  const bool zookeeper = config.store == Store::ZooKeeper;
   if (config.leaseName.empty() && !unparsed.contains("lease-name")) {
     problems.push_back("--lease-name is required (or " +
                        ConfigLoader::environmentName("lease-name") +
@@ -405,6 +473,14 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                          config.leaseName +
                          "\" must be printable UTF-8 and not end with '/' (the election's keys "
                          "are NAME/<lease id>)");
+    }
+  } else if (zookeeper) {
+    const auto problem =
+        config.leaseName.empty() ? std::nullopt : zooKeeperPathProblem(config.leaseName);
+    if (problem) {
+      problems.push_back(name("lease-name") + " with " + name("store") + " zookeeper: \"" +
+                         config.leaseName + "\" " + *problem +
+                         " (the election's path is /NAME under the chroot)");
     }
   } else if (!config.leaseName.empty()) {
     if (auto problem = KubernetesNameRules::dns1123Subdomain(config.leaseName)) {
@@ -497,6 +573,66 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
       }
     }
   }
+  // What only a Kubernetes Lease has: each named, for the other stores.
+  if (etcd || zookeeper) {
+    std::string clash;
+    const auto refuse = [&](const std::string& flag, bool set) {
+      if (set) clash += (clash.empty() ? "" : ", ") + name(flag);
+    };
+    refuse("lease-namespace", config.leaseNamespace.has_value());
+    refuse("kubeconfig", config.kubeconfig.has_value());
+    refuse("context", config.context.has_value());
+    refuse("pod-label", !config.podLabel.empty());
+    refuse("follower-mode", config.followerMode == FollowerMode::Poll);
+    refuse("coordinated", config.coordinated);
+    refuse("fast-failover", config.fastFailover);
+    if (!clash.empty()) {
+      problems.push_back(name("store") + " " + std::string(toString(config.store)) +
+                         " cannot be used with " + clash + " (Kubernetes only)");
+    }
+  }
+  if (zookeeper) {
+    if (config.zkServers.empty() && !unparsed.contains("zk-servers")) {
+      problems.push_back(name("store") + " zookeeper needs " + name("zk-servers"));
+    }
+    if (config.zkCert.empty() != config.zkKey.empty()) {
+      problems.push_back(name(config.zkCert.empty() ? "zk-key" : "zk-cert") +
+                         ": only together with " +
+                         name(config.zkCert.empty() ? "zk-cert" : "zk-key"));
+    }
+    if (config.zkUser.empty() != config.zkPasswordFile.empty()) {
+      problems.push_back(name(config.zkUser.empty() ? "zk-password-file" : "zk-user") +
+                         ": only together with " +
+                         name(config.zkUser.empty() ? "zk-user" : "zk-password-file"));
+    }
+    if (!unparsed.contains("zk-server-lag") && config.zkServerLag < time::Duration::zero()) {
+      problems.push_back(name("zk-server-lag") + ": must not be negative");
+    }
+    if (config.shards > 0) {
+      problems.push_back(name("shards") + " is not built on " + name("store") +
+                         " zookeeper yet (one election per process)");
+    }
+    if (!unparsed.contains("zk-session-timeout") && !unparsed.contains("zk-server-lag") &&
+        !unparsed.contains("renew-deadline") && !unparsed.contains("lease-duration")) {
+      const auto timeout = zkSessionTimeoutOf(config);
+      const auto needed = config.timings.renewDeadline + config.zkServerLag;
+      if (timeout < needed) {
+        problems.push_back(
+            name("zk-session-timeout") + " (" + time::formatDuration(timeout) +
+            ") must be at least " + name("renew-deadline") + " + " + name("zk-server-lag") +
+            " (" + time::formatDuration(needed) +
+            "): the servers may expire the session that long after a server last answered it, "
+            "and the claim must end first");
+      }
+    }
+  } else {
+    for (const char* flag : {"zk-servers", "zk-session-timeout", "zk-server-lag", "zk-tls",
+                             "zk-cacert", "zk-cert", "zk-key", "zk-user", "zk-password-file"}) {
+      if (origins.contains(flag) || unparsed.contains(flag)) {
+        problems.push_back(name(flag) + ": only with --store zookeeper");
+      }
+    }
+  }
   if (etcd) {
     if (config.etcdEndpoints.empty() && !unparsed.contains("etcd-endpoints")) {
       problems.push_back(name("store") + " etcd needs " + name("etcd-endpoints"));
@@ -511,22 +647,6 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                          ": only together with " +
                          name(config.etcdUser.empty() ? "etcd-user" : "etcd-password-file"));
     }
-    // What only a Kubernetes Lease has, or what is not built on etcd yet: each named.
-    std::string clash;
-    const auto refuse = [&](const std::string& flag, bool set) {
-      if (set) clash += (clash.empty() ? "" : ", ") + name(flag);
-    };
-    refuse("lease-namespace", config.leaseNamespace.has_value());
-    refuse("kubeconfig", config.kubeconfig.has_value());
-    refuse("context", config.context.has_value());
-    refuse("pod-label", !config.podLabel.empty());
-    refuse("follower-mode", config.followerMode == FollowerMode::Poll);
-    refuse("coordinated", config.coordinated);
-    refuse("fast-failover", config.fastFailover);
-    if (!clash.empty()) {
-      problems.push_back(name("store") + " etcd cannot be used with " + clash +
-                         " (Kubernetes only)");
-    }
   } else {
     for (const char* flag : {"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-user",
                              "etcd-password-file"}) {
@@ -536,7 +656,7 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     }
   }
   if (config.shards > 0) {
-    if (!config.leaseName.empty() && !etcd) {
+    if (!config.leaseName.empty() && !etcd && !zookeeper) {
       if (auto problem = KubernetesNameRules::dns1123Label(config.leaseName)) {
         problems.push_back(name("lease-name") + " with " + name("shards") + ": \"" +
                            config.leaseName + "\" " + *problem +

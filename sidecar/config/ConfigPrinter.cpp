@@ -72,6 +72,22 @@ std::string ConfigPrinter::print(const Config& config) {
     path("etcdUser", config.etcdUser);
     path("etcdPasswordFile", config.etcdPasswordFile);  // the path, never the password
   }
+  if (config.store == Store::ZooKeeper) {
+    const auto path = [&out](const char* key, const std::string& value) {
+      out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+    };
+    path("zkServers", config.zkServers);
+    out << YAML::Key << "zkSessionTimeout" << YAML::Value
+        << time::formatDuration(zkSessionTimeoutOf(config));
+    out << YAML::Key << "zkServerLag" << YAML::Value << time::formatDuration(config.zkServerLag);
+    out << YAML::Key << "zkTls" << YAML::Value
+        << (config.zkTls || !config.zkCacert.empty() || !config.zkCert.empty());
+    path("zkCacert", config.zkCacert);
+    path("zkCert", config.zkCert);
+    path("zkKey", config.zkKey);
+    path("zkUser", config.zkUser);
+    path("zkPasswordFile", config.zkPasswordFile);  // the path, never the password
+  }
   if (config.runMode) {
     // The command itself is not printed: its arguments may carry secrets.
     out << YAML::Key << "killGrace" << YAML::Value << time::formatDuration(config.killGrace);
