@@ -40,8 +40,7 @@ std::string_view toString(Store store) {
 
 time::Duration zkSessionTimeoutOf(const Config& config) {
   if (config.zkSessionTimeout) return *config.zkSessionTimeout;
-  return std::max(config.timings.leaseDuration,
-                  config.timings.renewDeadline + config.zkServerLag);
+  return std::max(config.timings.leaseDuration, config.timings.renewDeadline + config.zkServerLag);
 }
 
 std::string_view toString(RestartPolicy policy) {

@@ -283,12 +283,13 @@ const std::vector<Setting>& settings() {
        }},
       {"zk-server-lag", "zkServerLag", ValueKind::Duration, "DURATION",
        "With --store zookeeper: how long a server cut off from its ensemble's leader may go on "
-       "answering, the servers' tickTime x (syncLimit + 1) (default 12s: tickTime 2000, "
-       "syncLimit 5; 0s for a single server)",
+       "answering: the servers' tickTime x (syncLimit + 1), 12s for ZooKeeper's sample "
+       "zoo.cfg (tickTime 2000, syncLimit 5), 0s for a single server (default 12s)",
        duration([](Config& c) -> time::Duration& { return c.zkServerLag; })},
       {"zk-tls", "zkTls", ValueKind::Boolean, "",
        "With --store zookeeper: TLS to the servers' secureClientPort, verified against the "
-       "system's CA certificates or --zk-cacert (default: off; on with --zk-cacert or --zk-cert)",
+       "system's CA certificates or --zk-cacert; on with --zk-cacert or --zk-cert (default: "
+       "off)",
        boolean(&Config::zkTls)},
       {"zk-cacert", "zkCacert", ValueKind::Text, "PATH",
        "With --store zookeeper: TLS, verifying the servers' certificates against this CA bundle",
@@ -301,8 +302,8 @@ const std::vector<Setting>& settings() {
        text(&Config::zkKey)},
       {"zk-user", "zkUser", ValueKind::Text, "NAME",
        "With --store zookeeper: digest authentication as this user, with the password from "
-       "--zk-password-file; the nodes it creates are then for this user alone (default: off, "
-       "nodes open to every client)",
+       "--zk-password-file; the nodes it creates are then for this user alone, without it open "
+       "to every client (default: off)",
        text(&Config::zkUser)},
       {"zk-password-file", "zkPasswordFile", ValueKind::Text, "PATH",
        "With --store zookeeper: the file holding --zk-user's password (one line; never a flag "
@@ -619,8 +620,8 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
       if (timeout < needed) {
         problems.push_back(
             name("zk-session-timeout") + " (" + time::formatDuration(timeout) +
-            ") must be at least " + name("renew-deadline") + " + " + name("zk-server-lag") +
-            " (" + time::formatDuration(needed) +
+            ") must be at least " + name("renew-deadline") + " + " + name("zk-server-lag") + " (" +
+            time::formatDuration(needed) +
             "): the servers may expire the session that long after a server last answered it, "
             "and the claim must end first");
       }

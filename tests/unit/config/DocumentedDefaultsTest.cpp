@@ -60,6 +60,8 @@ const std::map<std::string, std::string>& withoutDefault() {
       {"exit-on-loss", "a switch: absent means off"},
       {"etcd-endpoints", "required with --store etcd"},
       {"etcd-cacert", "unset: the system's CA certificates, as its help text says"},
+      {"zk-servers", "required with --store zookeeper"},
+      {"zk-cacert", "unset: TLS only when asked for, as its help text says"},
   };
   return table;
 }
@@ -81,6 +83,12 @@ const std::map<std::string, std::vector<std::string>>& shownOnlyWith() {
       {"etcd-key", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
       {"etcd-user", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
       {"etcd-password-file", {"--store", "etcd", "--etcd-endpoints", "http://127.0.0.1:2379"}},
+      {"zk-server-lag", {"--store", "zookeeper", "--zk-servers", "127.0.0.1:2181"}},
+      {"zk-tls", {"--store", "zookeeper", "--zk-servers", "127.0.0.1:2181"}},
+      {"zk-cert", {"--store", "zookeeper", "--zk-servers", "127.0.0.1:2181"}},
+      {"zk-key", {"--store", "zookeeper", "--zk-servers", "127.0.0.1:2181"}},
+      {"zk-user", {"--store", "zookeeper", "--zk-servers", "127.0.0.1:2181"}},
+      {"zk-password-file", {"--store", "zookeeper", "--zk-servers", "127.0.0.1:2181"}},
   };
   return table;
 }
@@ -125,6 +133,27 @@ const std::vector<DerivedDefault>& derivedDefaults() {
             {"--lease-duration", "60s", "--renew-deadline", "40s", "--renew-interval", "15s"},
             {},
             "15s"},
+       }},
+      {"zk-session-timeout",
+       "--lease-duration, or that sum when it is longer",
+       [](const Config& c) { return duration(zkSessionTimeoutOf(c)); },
+       {
+           {"no timings given: R 10s + L 12s",
+            {"--store", "zookeeper", "--zk-servers", "z:2181"},
+            {},
+            "22s"},
+           {"a longer lease",
+            {"--store", "zookeeper", "--zk-servers", "z:2181", "--lease-duration", "30s"},
+            {},
+            "30s"},
+           {"a single server",
+            {"--store", "zookeeper", "--zk-servers", "z:2181", "--zk-server-lag", "0s"},
+            {},
+            "15s"},
+           {"given",
+            {"--store", "zookeeper", "--zk-servers", "z:2181", "--zk-session-timeout", "25s"},
+            {},
+            "25s"},
        }},
       {"kill-grace",
        "half of it, at most 5s",
