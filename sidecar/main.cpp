@@ -1,11 +1,11 @@
 // leasehold: reads the configuration and hands over to its store's process: app/KubeProcess
 // (the cluster access, the Lease's namespace, then one Lease or a shard group) or
-// app/EtcdProcess (--store etcd), which wire the event loop, the Sidecars, the servers and the
-// signals. Exit status: 0 after a clean shutdown (run mode: the command's, lock/RunMode.h), 2
-// when the configuration is refused or the process cannot start (docs/design.md, "Exit codes").
-// `leasehold copy-self DEST` (install/CopySelfCommand.h) copies the binary and exits, before
-// anything else is read; `leasehold inject` (inject/InjectCommand.h) is the sidecar injector's
-// admission webhook, with flags of its own; `leasehold scale-down
+// app/EtcdProcess (--store etcd) or app/ZooKeeperProcess (--store zookeeper), which wire the event
+// loop, the Sidecars, the servers and the signals. Exit status: 0 after a clean shutdown (run mode:
+// the command's, lock/RunMode.h), 2 when the configuration is refused or the process cannot start
+// (docs/design.md, "Exit codes"). `leasehold copy-self DEST` (install/CopySelfCommand.h) copies the
+// binary and exits, before anything else is read; `leasehold inject` (inject/InjectCommand.h) is
+// the sidecar injector's admission webhook, with flags of its own; `leasehold scale-down
 // --deployment NAME` (teardown/ScaleDownCommand.h), the chart's pre-delete hook, takes the
 // Deployment down and exits.
 #include <signal.h>
@@ -16,6 +16,7 @@
 #include "app/EtcdProcess.h"
 #include "app/KubeProcess.h"
 #include "app/ProcessRuntime.h"
+#include "app/ZooKeeperProcess.h"
 #include "config/ConfigLoader.h"
 #include "config/ConfigPrinter.h"
 #include "inject/InjectCommand.h"
@@ -33,6 +34,7 @@ namespace {
 int run(const lh::config::Config& cfg, const lh::config::ConfigLoader::Environment& env) {
   const lh::log::Logger logger = lh::app::loggerFor(cfg);
   if (cfg.store == lh::config::Store::Etcd) return lh::app::runEtcdProcess(cfg, logger);
+  if (cfg.store == lh::config::Store::ZooKeeper) return lh::app::runZooKeeperProcess(cfg, logger);
   return lh::app::runKubeProcess(cfg, env, logger);
 }
 

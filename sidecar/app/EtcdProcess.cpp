@@ -1,13 +1,12 @@
 #include "app/EtcdProcess.h"
 
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "app/LockProcess.h"
 #include "app/ShardGroupProcess.h"
+#include "app/StartupFile.h"
 #include "app/StatusFilePorts.h"
 #include "etcd/ElectionLockName.h"
 #include "etcd/EtcdCampaign.h"
@@ -16,22 +15,6 @@
 #include "net/WorkerHostResolver.h"
 
 namespace leasehold::app {
-namespace {
-
-// The whole file, or why not (naming the flag).
-std::optional<std::string> readFile(const std::string& flag, const std::string& path,
-                                    std::string& problem) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  if (in) content << in.rdbuf();
-  if (!in || in.bad()) {
-    problem = "--" + flag + ": cannot read " + path;
-    return std::nullopt;
-  }
-  return content.str();
-}
-
-}  // namespace
 
 int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
   LoopRuntime rt(logger);
@@ -43,18 +26,13 @@ int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
         std::tuple{"etcd-cert", &cfg.etcdCert, &options.tls.clientCertPem},
         std::tuple{"etcd-key", &cfg.etcdKey, &options.tls.clientKeyPem}}) {
     if (path->empty()) continue;
-    auto content = readFile(flag, *path, problem);
+    auto content = readStartupFile(flag, *path, problem);
     if (!content) return failToStart(problem);
     *pem = std::move(*content);
   }
   if (!cfg.etcdUser.empty()) {
-    auto password = readFile("etcd-password-file", cfg.etcdPasswordFile, problem);
+    auto password = readPasswordFile("etcd-password-file", cfg.etcdPasswordFile, problem);
     if (!password) return failToStart(problem);
-    while (!password->empty() && (password->back() == '\n' || password->back() == '\r'))
-      password->pop_back();
-    if (password->empty()) {
-      return failToStart("--etcd-password-file: " + cfg.etcdPasswordFile + " is empty");
-    }
     options.credentials = etcd::EtcdGateway::Credentials{cfg.etcdUser, std::move(*password)};
   }
   net::WorkerHostResolver resolver(rt.worker);
