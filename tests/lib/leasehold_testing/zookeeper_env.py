@@ -246,11 +246,11 @@ class ZooKeeperEnv(SidecarHost):
 
 class ZooKeeperSidecar(Sidecar):
     """A `leasehold --store zookeeper` process of ZooKeeperEnv, with the env's servers, the
-    scaled TIMINGS and --zk-server-lag SERVER_LAG. `servers` replaces the connect string,
-    `user`/`password_file` add digest authentication."""
+    scaled TIMINGS and --zk-server-lag SERVER_LAG (or `server_lag`). `servers` replaces the
+    connect string, `user`/`password_file` add digest authentication."""
 
     def __init__(self, env, name, servers=None, user=None, password_file=None, extra_args=(),
-                 lease=None, timings=None, log_path=None, env_vars=None):
+                 lease=None, timings=None, log_path=None, env_vars=None, server_lag=SERVER_LAG):
         lease = lease or env.lease
         super().__init__(env, name, kubeconfig="/dev/null", lease=lease, timings=timings,
                          log_path=log_path, env_vars=env_vars)
@@ -260,7 +260,7 @@ class ZooKeeperSidecar(Sidecar):
                     str(password_file or env.passwords[user])]
         self.args = [env.sidecar_bin, "--store", "zookeeper",
                      "--zk-servers", servers or env.connect_string,
-                     "--zk-server-lag", duration_flag(SERVER_LAG),
+                     "--zk-server-lag", duration_flag(server_lag),
                      "--lease-name", lease, "--identity", name, *auth,
                      "--http-address", f"127.0.0.1:{self.port}",
                      "--probe-address", f"127.0.0.1:{self.probe_port}",
@@ -280,13 +280,13 @@ def listener(state):
         lost.set()
 zk.add_listener(listener)
 def lead():
-    print(f"elected {time.monotonic():.6f}", flush=True)
+    print(f"elected {time.time():.6f}", flush=True)
     # Leads until told (SIGUSR1 ends the term) or until the connection is in doubt, as a
     # careful kazoo program does: a suspended session may be lost.
     deadline = time.monotonic() + float(hold)
     while time.monotonic() < deadline and not lost.is_set() and not stop.is_set():
         time.sleep(0.01)
-    print(f"resigned {time.monotonic():.6f}", flush=True)
+    print(f"resigned {time.time():.6f}", flush=True)
 stop = threading.Event()
 import signal
 signal.signal(signal.SIGUSR1, lambda *_: stop.set())
@@ -302,7 +302,7 @@ zk.stop()
 
 class KazooElection:
     """kazoo's Election(path, identifier) in a process of its own (Debian's python3-kazoo): it
-    prints "elected T" and "resigned T" (time.monotonic(), the same clock as the test's) around
+    prints "elected T" and "resigned T" (time.time(), the clock the Observer stamps claims with) around
     each term; a term lasts `hold` seconds, or until SIGUSR1, or until its connection is in
     doubt. kill() is kill -9; signal() pauses it."""
 

@@ -1,0 +1,239 @@
+"""The ZooKeeper store's own scenarios (`leasehold --store zookeeper`) on real ZooKeeper 3.8.0
+(Debian's, leasehold_testing.zookeeper_env): kazoo's layout seen through kazoo, kazoo's Election
+and leasehold's candidates taking turns on one path, a session expired under SIGSTOP, a member
+killed under the leader's session, the quorum lost, and bad input. What every store does (the
+first leader, kill -9, SIGTERM, SIGSTOP, partition) is the conformance suite's.
+
+    LEASEHOLD_BIN=build/release/sidecar/leasehold PYTHONPATH=tests/lib \\
+        /usr/bin/python3 -m pytest tests/zookeeper -k kazoo
+
+Every bound derives from D, R, P, slack() and the ensemble's TICK and SERVER_LAG."""
+import signal
+import time
+
+from leasehold_testing import D, P, R, Observer, check, log, the_leader, wait_for
+from leasehold_testing.ports import free_port
+from leasehold_testing.timings import slack
+from leasehold_testing.zookeeper_env import SERVER_LAG, TICK
+
+# The session timeout the sidecars ask for and get (config::zkSessionTimeoutOf: D, or R + L
+# when longer; the members allow 2 to 40 ticks).
+SESSION = max(D, R + SERVER_LAG)
+# A session, a create and a read of the children: a few round trips.
+FIRST_LEADER = slack(5)
+# The servers expire a session SESSION after they last heard of it, rounded up to their next
+# tick (ZooKeeper's ExpiryQueue); the deletion's watch event and one read follow.
+EXPIRY_TAKEOVER = SESSION + TICK + P + slack(1)
+
+
+def start(env, n=3, **kw):
+    sidecars = []
+    for i in range(n):
+        # One at a time, so that the queue's order is the start order.
+        sidecars.append(env.sidecar(f"replica-{i}", **kw).start())
+        wait_for(f"replica-{i}'s node", lambda: len(env.contenders()) == i + 1, FIRST_LEADER)
+    t0 = time.monotonic()
+    leader = the_leader(sidecars, timeout=FIRST_LEADER)
+    log(f"leader {leader.name} after {time.monotonic() - t0:.2f}s")
+    return sidecars, leader
+
+
+def session_server(sidecar, timeout):
+    """The member (host:port) the sidecar's session is on, from its log."""
+    def find():
+        servers = [line.get("server") for line in sidecar.log_lines()
+                   if line.get("msg") == "zookeeper session established"]
+        return servers[-1] if servers else None
+    return wait_for(f"{sidecar.name}'s session", find, timeout)
+
+
+def test_layout_is_kazoos(zk):
+    """3 sidecars: one node each in kazoo's layout, the identity as data; the lowest leads and
+    its czxid is the token everybody reports."""
+    sidecars, leader = start(zk)
+    with Observer(sidecars) as obs:
+        time.sleep(3 * P)
+        states = {s.name: s.status() for s in sidecars}
+        nodes = zk.contenders()
+        log(f"nodes: {nodes}")
+        check([n["data"] for n in nodes] == [s.name for s in sidecars],
+              f"one node per candidate, in start order, its identity as data: {nodes}")
+        check(all(len(n["name"]) == 32 + len("__lock__") + 10 for n in nodes),
+              f"<uuid hex>__lock__<10 digits>: {nodes}")
+        check(nodes[0]["data"] == leader.name, f"the lowest node leads: {nodes} / {leader.name}")
+        for name, st in states.items():
+            check(st["store"] == "zookeeper" and st["lease"] == zk.lease, f"{name}: {st}")
+            check(st["holder"] == leader.name and st["fencingToken"] == nodes[0]["czxid"],
+                  f"{name} names the holder and its node's czxid: {st} / {nodes[0]}")
+    obs.check_safety()
+
+
+def test_kazoo_and_leasehold_take_turns(zk):
+    """kazoo's Election and leasehold candidates on one path, queued k1, a, k2, b: each leads
+    only in its turn (the lowest node), never two at once."""
+    k1 = zk.kazoo_election("k1")
+    wait_for("k1 elected", k1.leading, FIRST_LEADER)
+    a = zk.sidecar("a").start()
+    wait_for("a queued", lambda: len(zk.contenders()) == 2, FIRST_LEADER)
+    k2 = zk.kazoo_election("k2")
+    wait_for("k2 queued", lambda: len(zk.contenders()) == 3, FIRST_LEADER)
+    b = zk.sidecar("b").start()
+    wait_for("b queued", lambda: len(zk.contenders()) == 4, FIRST_LEADER)
+    handover = P + slack(1)  # a delete, one watch event, one read
+    with Observer([a, b]) as obs:
+        time.sleep(3 * P)
+        check(not a.leader() and not b.leader(), "k1 leads: neither sidecar may")
+        check(a.status()["holder"] == "k1", f"a names k1 the holder: {a.status()}")
+        k1.resign()  # k1's node goes; k1 queues again at the back
+        wait_for("a to lead after k1", a.leader, handover)
+        a.signal(signal.SIGTERM)
+        check(a.wait(timeout=slack(10)) == 0, "a exits 0 after its release")
+        wait_for("k2 elected after a", k2.leading, handover)
+        time.sleep(3 * P)
+        check(not b.leader(), "k2 leads: b may not")
+        k2.resign()
+        wait_for("b to lead after k2", b.leader, handover)
+        b.signal(signal.SIGTERM)
+        check(b.wait(timeout=slack(10)) == 0, "b exits 0 after its release")
+        wait_for("k1 elected again after b", lambda: len(k1.terms()) == 2, handover)
+    terms = obs.check_safety()
+    claims = [(t[0], t[1], t[2]) for t in terms]
+    claims += [(start, end or time.time(), k.identifier) for k in (k1, k2)
+               for start, end in k.terms()]
+    claims.sort()
+    log("terms in order: " + ", ".join(f"{who} {s:.3f}-{e:.3f}" for s, e, who in claims))
+    check([who for _, _, who in claims] == ["k1", "a#0", "k2", "b#0", "k1"],
+          f"each in its turn: {claims}")
+    for (_, end, x), (start, _, y) in zip(claims, claims[1:]):
+        check(start >= end - 0.001, f"{x} claimed until {end:.3f}, {y} from {start:.3f}")
+
+
+def test_session_expiry_under_sigstop(zk):
+    """The leader paused longer than its session: the others lead only once the servers
+    expired the session (the node's deletion); the woken one answers leader=false at once and
+    queues again with a new session and a higher token."""
+    sidecars, leader = start(zk)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        time.sleep(2 * P)
+        t0 = time.time()
+        leader.signal(signal.SIGSTOP)
+        others = [s for s in sidecars if s is not leader]
+        new = the_leader(others, timeout=EXPIRY_TAKEOVER)
+        took = time.time() - t0
+        log(f"takeover {took:.3f}s after the SIGSTOP (session {SESSION}s)")
+        # The last ping was answered at most I = P before the stop.
+        check(took >= SESSION - P - 0.05, f"nobody before the session expired: {took:.3f}s")
+        time.sleep(max(0.0, 2 * SESSION - (time.time() - t0)))
+        leader.signal(signal.SIGCONT)
+        first = wait_for("the woken leader to answer", leader.status, slack(5), interval=0.001)
+        check(not first["leader"], f"first answer after SIGCONT is leader=false: {first}")
+        wait_for("the woken one to queue again", lambda: len(zk.contenders()) == 3,
+                 FIRST_LEADER)
+        check(new.leader() and new.status()["fencingToken"] > token, "token went up")
+        mine = [n for n in zk.contenders() if n["data"] == leader.name]
+        check(mine and mine[0]["czxid"] > new.status()["fencingToken"],
+              f"its new node is last in the queue: {zk.contenders()}")
+    obs.check_safety()
+
+
+def test_member_killed_session_kept(zk3):
+    """kill -9 of the member the leader's session is on: the client moves to another member with
+    the same session; the same leader leads with the same token (its node lived)."""
+    sidecars, leader = start(zk3)
+    with Observer(sidecars) as obs:
+        token = leader.status()["fencingToken"]
+        server = session_server(leader, slack(5))
+        member = next(m for m in zk3.members if m.address == server)
+        log(f"{leader.name}'s session is on {member.name} ({member.mode()})")
+        time.sleep(2 * P)
+        t0 = time.time()
+        member.kill()
+        time.sleep(R)
+        wait_for(f"{leader.name} to lead again", leader.leader, SESSION + slack(5))
+        took = time.time() - t0
+        st = leader.status()
+        check(st["fencingToken"] == token, f"the same term (the session lived): {st}")
+        check(session_server(leader, slack(1)) != server, "the session moved")
+        lapses = [t0_ for t0_, _, inc, s in obs.samples
+                  if inc.startswith(leader.name) and s and not s.get("leader") and t0_ > t0]
+        log(f"leading again {took:.2f}s after the kill; answered leader=false "
+            f"{len(lapses)} times meanwhile (the ensemble re-elects when its leader dies)")
+    obs.check_safety()
+
+
+def test_quorum_lost(zk3):
+    """Two of three members paused: the leader stops claiming within R + L, nobody leads while
+    the quorum is lost, and one leads again once it is back."""
+    sidecars, leader = start(zk3)
+    with Observer(sidecars) as obs:
+        time.sleep(2 * P)
+        server = session_server(leader, slack(5))
+        paused = [m for m in zk3.members if m.address != server][:2]
+        t0 = time.time()
+        for m in paused:
+            m.signal(signal.SIGSTOP)
+        wait_for("the leader to stop claiming", lambda: not leader.leader(),
+                 R + SERVER_LAG + slack(1))
+        stepped = time.time() - t0
+        log(f"stopped claiming {stepped:.3f}s after the quorum was lost (R + L = "
+            f"{R + SERVER_LAG}s)")
+        time.sleep(D)
+        check(not any(s.leader() for s in sidecars), "nobody leads without a quorum")
+        for m in paused:
+            m.signal(signal.SIGCONT)
+        healed = the_leader(sidecars, timeout=SESSION + slack(15))
+        log(f"{healed.name} leads {time.time() - t0:.2f}s after the loss")
+    obs.check_safety()
+
+
+def keeps_running_not_leading(sidecar, words, timeout):
+    """The sidecar stays up, does not lead, and its log says `words` (each)."""
+    def said():
+        text = sidecar.log_path.read_text(errors="replace")
+        return all(w in text for w in words)
+    wait_for(f"{sidecar.name} to say {words}", said, timeout)
+    check(sidecar.alive(), f"{sidecar.name} keeps running")
+    check(not sidecar.leader(), f"{sidecar.name} does not lead")
+
+
+def test_bad_input(zk):
+    """Unreachable servers, a password that is not the owner's, another user, foreign nodes
+    under the path, a connect string that cannot work, a session timeout the servers cut below
+    R + L: a clear message naming the problem, never a crash or a hang."""
+    owner_pw = zk.password_file("lh", "right-password")
+    # Foreign nodes under the path first (kazoo, without credentials: open ACL).
+    zk.kazoo(f"zk.ensure_path({zk.lease_path()!r})\n"
+             f"zk.create({zk.lease_path() + '/foreign'!r}, b'x')\n"
+             f"zk.create({zk.lease_path() + '/abc__lock__12'!r}, b'x')\n")
+    owner = zk.sidecar("owner", user="lh", password_file=owner_pw).start()
+    wait_for("owner to lead", owner.leader, FIRST_LEADER)
+    check("foreign" in owner.log_path.read_text(errors="replace"),
+          "the foreign nodes are named in the log")
+
+    unreachable = zk.sidecar("unreachable", servers=f"127.0.0.1:{free_port()}").start()
+    wrong_pw = zk.password_file("lh-wrong", "not-the-password")
+    impostor = zk.sidecar("impostor", user="lh", password_file=wrong_pw).start()
+    other_pw = zk.password_file("other", "other-password")
+    other = zk.sidecar("other", user="other", password_file=other_pw).start()
+    for s, words in ((unreachable, ["store request failed"]),
+                     (impostor, ["store request failed", "NoAuth"]),
+                     (other, ["store request failed", "NoAuth"])):
+        keeps_running_not_leading(s, words, 2 * D + slack(3))
+    check(owner.leader(), "the owner leads throughout")
+    for s in (unreachable, impostor, other):
+        text = s.log_path.read_text(errors="replace")
+        check("right-password" not in text and "not-the-password" not in text
+              and "other-password" not in text, f"{s.name}: no password in the log")
+
+    # The servers allow 40 ticks: a lag that needs more is refused by the candidate, not the
+    # configuration (the configuration cannot know the servers' maximum).
+    lag = 40 * TICK - R + 0.5
+    greedy = zk.sidecar("greedy", server_lag=lag).start()
+    keeps_running_not_leading(greedy, ["session timeout"], 2 * D + slack(3))
+
+    bad = zk.sidecar("bad-servers", servers="zk-0:2181:7")
+    bad.start(wait=False)
+    rc = bad.wait(timeout=slack(10))
+    text = bad.log_path.read_text(errors="replace")
+    check(rc == 2 and "--zk-servers" in text, f"exit 2 naming --zk-servers: {rc} {text[-300:]}")
