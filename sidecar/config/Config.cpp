@@ -38,9 +38,14 @@ std::string_view toString(Store store) {
   return "kubernetes";
 }
 
+time::Duration zkSessionTimeoutFloor(const Config& config) {
+  return config.timings.renewDeadline + config.zkServerLag +
+         std::max(config.timings.renewEvery(), config.timings.retryPeriod);
+}
+
 time::Duration zkSessionTimeoutOf(const Config& config) {
   if (config.zkSessionTimeout) return *config.zkSessionTimeout;
-  return std::max(config.timings.leaseDuration, config.timings.renewDeadline + config.zkServerLag);
+  return std::max(config.timings.leaseDuration, zkSessionTimeoutFloor(config));
 }
 
 std::string_view toString(RestartPolicy policy) {

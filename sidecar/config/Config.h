@@ -87,7 +87,8 @@ struct Config {
   // The session timeout asked of the servers; nullopt: zkSessionTimeoutOf() below.
   std::optional<time::Duration> zkSessionTimeout;
   // L: how long a ZooKeeper server cut off from its ensemble's leader may go on answering
-  // (its tickTime x (syncLimit + 1)); the claim needs session timeout >= R + L.
+  // (its tickTime x (syncLimit + 1)); the claim needs session timeout >= R + L + I
+  // (zkSessionTimeoutFloor).
   time::Duration zkServerLag = std::chrono::seconds(12);
   bool zkTls = false;  // TLS to the servers' secureClientPort (implied by the three below)
   std::string zkCacert;
@@ -110,8 +111,13 @@ struct Config {
   bool exitOnLoss = false;  // exit (non-zero) after a lost term instead of competing again
 };
 
-// --store zookeeper's session timeout: --zk-session-timeout, else D, or R + L when that is
-// longer (the servers must not expire a session before its claim ends: docs/design.md).
+// The shortest session timeout with which the servers cannot expire a session before its claim
+// ends (docs/design.md, "The ZooKeeper store"): R + L + the longest time between two requests of
+// the candidate, max(I, P) (the ensemble's leader hears of a session's requests at a follower
+// only in the follower's next report, which lists the sessions active since the last one).
+time::Duration zkSessionTimeoutFloor(const Config& config);
+// --store zookeeper's session timeout: --zk-session-timeout, else D, or the floor above when
+// that is longer.
 time::Duration zkSessionTimeoutOf(const Config& config);
 
 // The defaults that main settles only once the cluster access is known, here so that tests can

@@ -274,7 +274,8 @@ const std::vector<Setting>& settings() {
       {"zk-session-timeout", "zkSessionTimeout", ValueKind::Duration, "DURATION",
        "With --store zookeeper: the session timeout asked of the servers: a crashed leader's "
        "node goes this long after the servers last heard from it; at least --renew-deadline + "
-       "--zk-server-lag (default: --lease-duration, or that sum when it is longer)",
+       "--zk-server-lag + --renew-interval (or --retry-period when longer) (default: "
+       "--lease-duration, or that sum when it is longer)",
        [](Config& c, const std::string& value) -> std::optional<std::string> {
          auto parsed = DurationParser::parse(value);
          if (auto* error = std::get_if<ConfigError>(&parsed)) return error->message;
@@ -614,16 +615,17 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
                          " zookeeper yet (one election per process)");
     }
     if (!unparsed.contains("zk-session-timeout") && !unparsed.contains("zk-server-lag") &&
-        !unparsed.contains("renew-deadline") && !unparsed.contains("lease-duration")) {
+        timingsParsed) {
       const auto timeout = zkSessionTimeoutOf(config);
-      const auto needed = config.timings.renewDeadline + config.zkServerLag;
+      const auto needed = zkSessionTimeoutFloor(config);
       if (timeout < needed) {
         problems.push_back(
             name("zk-session-timeout") + " (" + time::formatDuration(timeout) +
-            ") must be at least " + name("renew-deadline") + " + " + name("zk-server-lag") + " (" +
-            time::formatDuration(needed) +
-            "): the servers may expire the session that long after a server last answered it, "
-            "and the claim must end first");
+            ") must be at least " + name("renew-deadline") + " + " + name("zk-server-lag") +
+            " + the longest time between two requests, " + name("renew-interval") + " or " +
+            name("retry-period") + " (" + time::formatDuration(needed) +
+            "): the servers may expire the session that much sooner after the last answer, and "
+            "the claim must end first");
       }
     }
   } else {

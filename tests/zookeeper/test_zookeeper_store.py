@@ -16,9 +16,9 @@ from leasehold_testing.ports import free_port
 from leasehold_testing.timings import slack
 from leasehold_testing.zookeeper_env import SERVER_LAG, TICK
 
-# The session timeout the sidecars ask for and get (config::zkSessionTimeoutOf: D, or R + L
+# The session timeout the sidecars ask for and get (config::zkSessionTimeoutOf: D, or R + L + P
 # when longer; the members allow 2 to 40 ticks).
-SESSION = max(D, R + SERVER_LAG)
+SESSION = max(D, R + SERVER_LAG + P)
 # A session, a create and a read of the children: a few round trips.
 FIRST_LEADER = slack(5)
 # The servers expire a session SESSION after they last heard of it, rounded up to their next
@@ -200,7 +200,7 @@ def keeps_running_not_leading(sidecar, words, timeout):
 def test_bad_input(zk):
     """Unreachable servers, a password that is not the owner's, another user, foreign nodes
     under the path, a connect string that cannot work, a session timeout the servers cut below
-    R + L: a clear message naming the problem, never a crash or a hang."""
+    R + L + P: a clear message naming the problem, never a crash or a hang."""
     owner_pw = zk.password_file("lh", "right-password")
     # Foreign nodes under the path first (kazoo, without credentials: open ACL).
     zk.kazoo(f"zk.ensure_path({zk.lease_path()!r})\n"
@@ -228,7 +228,7 @@ def test_bad_input(zk):
 
     # The servers allow 40 ticks: a lag that needs more is refused by the candidate, not the
     # configuration (the configuration cannot know the servers' maximum).
-    lag = 40 * TICK - R + 0.5
+    lag = 40 * TICK - R - P + 0.5
     greedy = zk.sidecar("greedy", server_lag=lag).start()
     keeps_running_not_leading(greedy, ["session timeout"], 2 * D + slack(3))
 

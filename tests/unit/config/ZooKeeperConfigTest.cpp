@@ -31,7 +31,7 @@ TEST_F(ConfigLoaderTest, ZooKeeperFromFlagsIsTheStoreWithItsSettings) {
   EXPECT_EQ(c.leaseName, "services/scheduler");  // the path /services/scheduler
   EXPECT_EQ(c.zkServers, "zk-0:2181,zk-1:2181/apps");
   EXPECT_EQ(c.zkServerLag, 3s);
-  EXPECT_EQ(zkSessionTimeoutOf(c), 15s);  // D, which is more than R + L = 13s
+  EXPECT_EQ(zkSessionTimeoutOf(c), 15s);  // D, which is more than R + L + P = 15s
   const auto printed = ConfigPrinter::print(c);
   EXPECT_THAT(printed, HasSubstr("store: zookeeper"));
   EXPECT_THAT(printed, HasSubstr("zkServers: \"zk-0:2181,zk-1:2181/apps\""));
@@ -70,7 +70,8 @@ const Refused kRefused[] = {
      {"--store zookeeper needs --zk-servers"}},
     {"SessionTimeoutShorterThanClaimPlusLag",
      zkWith({"--zk-session-timeout", "15s"}),
-     {"--zk-session-timeout (15s) must be at least --renew-deadline + --zk-server-lag (22s)"}},
+     {"--zk-session-timeout (15s) must be at least --renew-deadline + --zk-server-lag + the "
+      "longest time between two requests, --renew-interval or --retry-period (24s)"}},
     {"LagNegative", zkWith({"--zk-server-lag", "-1s"}), {"--zk-server-lag"}},
     {"PathWithEmptyComponent", zkWith({}, "a//b"), {"--lease-name", "\"a//b\"", "'//'"}},
     {"PathWithDots", zkWith({}, "a/../b"), {"--lease-name", "'..'"}},
