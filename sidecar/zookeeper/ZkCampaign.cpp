@@ -319,8 +319,13 @@ void ZkCampaign::create() {
   std::weak_ptr<char> alive = alive_;
   zk_.create(path, config_.identity, ZkCreateMode::kEphemeralSequential,
              [this, alive, s, path](ZkResult r, std::string created, ZkStat stat) {
-               // From an older session: the node, if any, went with it.
-               if (alive.expired() || !current(s)) return;
+               if (alive.expired()) return;
+               if (!current(s)) {
+                 // Sent before we heard that the session ended: if the client had already
+                 // started the next one, the node is that session's, and nobody's candidate.
+                 if (r.ok()) zk_.remove(created, -1, [](ZkResult) {});
+                 return;
+               }
                joining_ = false;
                answered(s, r);
                if (r.ok()) {
