@@ -135,6 +135,23 @@ TEST_F(ZkCampaignTest, TheLeaderPingsEveryPAndItsClaimEndsAtTheLastAnsweredSendP
   EXPECT_EQ(a->client->count("getChildren"), 1) << "the leader reads nothing more while it leads";
 }
 
+// S is the send time of the answered request, not its answer's arrival: the server may have
+// heard of the session at any moment in between.
+TEST_F(ZkCampaignTest, TheClaimCountsFromTheSendOfTheAnsweredPingNotItsAnswer) {
+  auto a = started("a");
+  ASSERT_TRUE(a->leads());
+  const auto t0 = clock.now();
+  a->client->latency = 400ms;
+  clock.advance(1s);  // the ping goes out at t0 + 1 s
+  EXPECT_EQ(a->client->count("ping"), 1);
+  EXPECT_EQ(*a->campaign->leadership().validUntilMono, t0 + 3s) << "not answered yet";
+  clock.advance(400ms);
+  EXPECT_EQ(*a->campaign->leadership().validUntilMono, t0 + 1s + 3s);
+  ASSERT_EQ(a->events.back().kind, Kind::kRenewed);
+  EXPECT_EQ(a->events.back().latency, 400ms);
+  EXPECT_EQ(*a->campaign->holdingWithoutRenewalFor(), 400ms);
+}
+
 TEST_F(ZkCampaignTest, PingsComeEveryRenewIntervalAndRetriesEveryP) {
   auto timings = test::testTimings();
   timings.leaseDuration = 20s;
@@ -397,6 +414,42 @@ TEST_F(ZkCampaignTest, AKazooContenderCompetesOnThePath) {
     localClock.advance(2s);
     EXPECT_TRUE(a.leads());
   }
+}
+
+// kazoo's order: by the captured sequence as a string, whatever comes before __lock__, so a
+// sequence that overflowed to a negative number sorts first (as kazoo sorts it).
+TEST_F(ZkCampaignTest, TheQueueIsInKazoosOrderOfTheSequenceSuffix) {
+  zk.create("/election", "", ZkCreateMode::kPersistent);
+  zk.create(kPath, "", ZkCreateMode::kPersistent);
+  const auto kazoo = zk.openSession();
+  const std::string path(kPath);
+  zk.create(path + "/zzzz__lock__0000000007", "late", ZkCreateMode::kEphemeral, kazoo);
+  zk.create(path + "/ffff__lock__-2147483648", "wrapped", ZkCreateMode::kEphemeral, kazoo);
+  auto a = started("a");  // its sequence: the parent's cversion, 2
+  EXPECT_EQ(a->campaign->node()->substr(32), "__lock__0000000002");
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->campaign->leadership().holder, "wrapped");
+  EXPECT_EQ(a->client->existsWatches, std::vector<std::string>{path + "/ffff__lock__-2147483648"});
+  zk.remove(path + "/ffff__lock__-2147483648");
+  settle();
+  EXPECT_TRUE(a->leads()) << "zzzz__lock__0000000007 comes after a's node";
+}
+
+// Stopped while its create is on its way: the node it gets is deleted as soon as it is known.
+TEST_F(ZkCampaignTest, ANodeCreatedAfterStopIsDeletedAtOnce) {
+  auto a = candidate("a");
+  a->client->latency = 100ms;
+  a->campaign->start();
+  while (a->client->count("create") < 3)
+    clock.advance(10ms);
+  ASSERT_EQ(contenders().size(), 1u);  // applied; its answer is on its way
+  bool stopped = false;
+  a->campaign->stop([&] { stopped = true; });
+  EXPECT_TRUE(stopped) << "nothing of ours known to release";
+  clock.advance(300ms);
+  EXPECT_TRUE(contenders().empty());
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->count(Kind::kAcquired), 0);
 }
 
 TEST_F(ZkCampaignTest, AnExpiredSessionEndsTheClaimAtOnceAndRejoinsWithAHigherToken) {
