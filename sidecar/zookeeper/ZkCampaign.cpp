@@ -125,7 +125,7 @@ bool ZkCampaign::current(const Sent& s) const {
 bool ZkCampaign::answered(const Sent&, const ZkResult& r) {
   const bool reached = r.ok() || r.is(ZkCode::kNoNode) || r.is(ZkCode::kNodeExists);
   if (!reached) return false;
-  lastTrouble_.clear();
+  troubles_.clear();
   if (!refusal_.empty() && !authFailed_) {
     refusal_.clear();
     emit(ElectorEvent::Kind::kObserved, "ZooKeeper answers this candidate's requests again");
@@ -153,8 +153,7 @@ void ZkCampaign::confirm(const Sent& s, const std::string& what) {
 
 void ZkCampaign::trouble(const std::string& what, const ZkResult& r) {
   std::string message = what + ": " + describe(r);
-  if (message == lastTrouble_) return;
-  lastTrouble_ = message;
+  if (!troubles_.insert(message).second) return;
   const bool refused = r.kind == ZkResult::Kind::kDenied || r.kind == ZkResult::Kind::kRejected;
   if (refused) refusal_ = message;
   emit(ElectorEvent::Kind::kStoreFailed, std::move(message));
@@ -243,7 +242,7 @@ void ZkCampaign::checkTimeout(time::Duration negotiated) {
   if (negotiated >= needed) {
     if (!shortTimeout_.empty()) {
       shortTimeout_.clear();
-      lastTrouble_.clear();
+      troubles_.clear();
       emit(ElectorEvent::Kind::kObserved,
            "the servers gave a session timeout of " + time::formatDuration(negotiated) +
                ", enough for --renew-deadline + --zk-server-lag = " + time::formatDuration(needed));
@@ -259,10 +258,7 @@ void ZkCampaign::checkTimeout(time::Duration negotiated) {
   // Stop claiming at once: this session may end before S + R.
   noteLeadershipChange(message);
   if (own_) removeOwn(nullptr);
-  if (message != lastTrouble_) {
-    lastTrouble_ = message;
-    emit(ElectorEvent::Kind::kStoreFailed, message);
-  }
+  if (troubles_.insert(message).second) emit(ElectorEvent::Kind::kStoreFailed, message);
 }
 
 // ---- joining -------------------------------------------------------------------------------

@@ -162,7 +162,8 @@ class ZkCampaign final : public election::Candidacy {
   void noteLeadershipChange(std::string detail, bool voluntary = false);
   void emit(election::ElectorEvent::Kind kind, std::string detail, time::Duration latency = {},
             bool voluntary = false);
-  // A request failed: said once per distinct problem, not every P.
+  // A request failed: said once per distinct problem until ZooKeeper answers again, not every P
+  // (a cut-off leader's pings and reads fail in turn).
   void trouble(const std::string& what, const ZkResult& r);
   std::string full(const std::string& name) const { return config_.path + "/" + name; }
 
@@ -208,7 +209,7 @@ class ZkCampaign final : public election::Candidacy {
   std::int64_t acquiredToken_ = 0;
   time::Duration cooldownTime_{};
   std::vector<std::function<void()>> releaseDone_;
-  std::string lastTrouble_;
+  std::set<std::string> troubles_;  // said since the last answer
   // While ZooKeeper refuses this candidate (kDenied, kAuthFailed, a session timeout too short):
   // shown as Leadership::problem until it is answered again (or a session with enough arrives).
   std::string refusal_;

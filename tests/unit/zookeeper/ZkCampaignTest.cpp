@@ -223,6 +223,9 @@ TEST_F(ZkCampaignTest, TheClaimLapsesAtTheLastAnsweredSendPlusR) {
     EXPECT_EQ(a.count(Kind::kSteppedDown), 1);
     EXPECT_NE(a.details(Kind::kSteppedDown).find("renew deadline (3s)"), std::string::npos);
     EXPECT_GE(a.count(Kind::kRenewFailed) + (c.name == std::string("slow answers")), 1);
+    localClock.advance(10s);
+    EXPECT_LE(a.count(Kind::kStoreFailed), 3) << "once per distinct problem, not every P\n"
+                                              << a.details(Kind::kStoreFailed);
   }
 }
 
