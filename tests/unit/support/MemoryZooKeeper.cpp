@@ -354,8 +354,15 @@ void MemoryZooKeeper::Client::connectionLost(bool reconnect) {
   back.kind = ZkSessionEvent::Kind::kConnected;
   back.sessionId = *session_;
   back.newSession = false;
-  back.negotiatedTimeout = zk_.sessions_.at(*session_).timeout;
+  back.negotiatedTimeout = renegotiate();
   sessionEvent(back);
+}
+
+time::Duration MemoryZooKeeper::Client::renegotiate() {
+  // The server it reconnects to applies its own bounds to the timeout the client asks for.
+  auto& session = zk_.sessions_.at(*session_);
+  if (negotiatedTimeout) session.timeout = *negotiatedTimeout;
+  return session.timeout;
 }
 
 void MemoryZooKeeper::Client::setReachable(bool reachable) {
@@ -380,7 +387,7 @@ void MemoryZooKeeper::Client::setReachable(bool reachable) {
   ZkSessionEvent back;
   back.kind = ZkSessionEvent::Kind::kConnected;
   back.sessionId = *session_;
-  back.negotiatedTimeout = zk_.sessions_.at(*session_).timeout;
+  back.negotiatedTimeout = renegotiate();
   sessionEvent(back);
 }
 

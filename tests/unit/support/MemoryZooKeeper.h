@@ -150,7 +150,8 @@ class MemoryZooKeeper::Client final : public ZkClient {
 
   // ---- faults ----
   time::Duration latency{};
-  // The session timeout this client's sessions get, instead of the servers' default.
+  // The session timeout this client's sessions get, instead of the servers' default (on a
+  // reconnect too: another server may bound it otherwise).
   std::optional<time::Duration> negotiatedTimeout;
   // Cut off (false): kDisconnected, every watch fires kConnectionLost, requests are neither
   // applied nor answered (kUnavailable after the request timeout), and the session expires T
@@ -194,6 +195,7 @@ class MemoryZooKeeper::Client final : public ZkClient {
   ZkResult unanswered() const;
   void connectionLost(bool reconnect);
   void startSession();
+  time::Duration renegotiate();
   void expired(const std::string& detail);
 
   MemoryZooKeeper& zk_;

@@ -518,6 +518,61 @@ TEST_F(ZkCampaignTest, AReconnectToTheSameSessionReadsAgainAndSetsItsWatchAgain)
   EXPECT_TRUE(b->leads());
 }
 
+// After a reconnect, nothing answered counts for the claim until the children were read again
+// on the new connection: our watch went with the old one, and our node may have gone meanwhile.
+TEST_F(ZkCampaignTest, AfterAReconnectOnlyAnswersAfterTheReadAgainCountForTheClaim) {
+  auto a = started("a");
+  const auto t0 = clock.now();
+  const auto token = a->token();
+  const auto node = a->node();
+  a->client->latency = 300ms;
+  clock.advance(1500ms);  // the ping at t0 + 1 s, answered at + 1.3 s
+  ASSERT_EQ(a->count(Kind::kRenewed), 1);
+  a->client->setReachable(false);  // kDisconnected at + 1.8 s
+  clock.advance(100ms);
+  zk.remove(node);  // somebody deletes it meanwhile; a's watch is gone
+  clock.advance(300ms);
+  a->client->setReachable(true);  // kConnected at + 2.2 s
+  // + 2 s: the next ping and a read (the watch is gone), both answered at + 2.3 s, the ping
+  // first, before the read that shows the node gone.
+  clock.advance(t0 + 2300ms - clock.now());
+  EXPECT_EQ(a->count(Kind::kRenewed), 1) << "a ping before the read counts for nothing";
+  EXPECT_FALSE(a->leads() && *a->campaign->leadership().validUntilMono > t0 + 1s + 3s);
+  clock.advance(1s);
+  settle();
+  EXPECT_EQ(a->count(Kind::kSteppedDown), 1);
+  EXPECT_NE(a->details(Kind::kSteppedDown).find("is gone"), std::string::npos)
+      << a->details(Kind::kSteppedDown);
+  EXPECT_TRUE(a->leads()) << "alone, it queued again and leads a new term";
+  EXPECT_GT(a->token(), token);
+}
+
+// The timeout is negotiated again on every reconnect: too short, and the candidate leaves the
+// queue (a leader stops claiming at once) until a connection brings enough.
+TEST_F(ZkCampaignTest, AReconnectWithATooShortTimeoutTakesTheCandidateOut) {
+  auto a = started("a");
+  auto b = started("b");
+  b->client->negotiatedTimeout = 3s;
+  b->client->dropConnection();
+  settle();
+  EXPECT_FALSE(b->campaign->node()) << "its waiting node deleted";
+  EXPECT_EQ(contenders().size(), 1u);
+  EXPECT_NE(b->campaign->leadership().problem.find("session timeout of 3s"), std::string::npos);
+  a->client->negotiatedTimeout = 3s;
+  a->client->dropConnection();
+  settle();
+  EXPECT_FALSE(a->leads());
+  EXPECT_EQ(a->count(Kind::kSteppedDown), 1);
+  EXPECT_TRUE(contenders().empty());
+  clock.advance(5s);
+  EXPECT_FALSE(a->leads() || b->leads());
+  b->client->negotiatedTimeout = 6s;
+  b->client->dropConnection();
+  settle();
+  EXPECT_TRUE(b->leads());
+  EXPECT_EQ(b->campaign->leadership().problem, "");
+}
+
 TEST_F(ZkCampaignTest, ALeaderWhoseNodeIsDeletedStopsAtOnceAndQueuesAgain) {
   auto a = started("a");
   auto b = started("b");
