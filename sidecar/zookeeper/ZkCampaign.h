@@ -30,6 +30,12 @@
 // lives until S - L + T at least. The campaign therefore joins only on a session whose
 // negotiated timeout is at least R + L (ZkCampaignConfig::serverLag); with less, it stays out
 // and says why (Leadership::problem) until a session with enough arrives.
+// (Open question, not settled here: the ensemble's leader hears of a session's activity at a
+// follower only through the follower's answers to its pings, every tickTime/2, which carry the
+// sessions touched since the last one; its clock for the session starts when such an answer
+// arrives. So the last activity it heard of can be one request interval (I, or P after a
+// failure) older than the follower's last contact, and T >= R + L holds with a margin only if L
+// also covers that interval: tickTime x (syncLimit + 1) covers tickTime/2 of it.)
 //
 // Session events: a disconnection changes nothing at once (the claim lapses by itself at S + R),
 // but every watch is lost: on reconnecting to the same session it reads the children again and
