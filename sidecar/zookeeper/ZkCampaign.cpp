@@ -238,22 +238,25 @@ void ZkCampaign::newSession(const std::string& why) {
 }
 
 void ZkCampaign::checkTimeout(time::Duration negotiated) {
-  const auto needed = config_.timings.renewDeadline + config_.serverLag;
+  const auto needed = config_.timings.renewDeadline + config_.serverLag +
+                      std::max(config_.timings.renewEvery(), config_.timings.retryPeriod);
   if (negotiated >= needed) {
     if (!shortTimeout_.empty()) {
       shortTimeout_.clear();
       troubles_.clear();
       emit(ElectorEvent::Kind::kObserved,
            "the servers gave a session timeout of " + time::formatDuration(negotiated) +
-               ", enough for --renew-deadline + --zk-server-lag = " + time::formatDuration(needed));
+               ", enough for --renew-deadline + --zk-server-lag + the request interval = " +
+               time::formatDuration(needed));
     }
     return;
   }
-  std::string message =
-      "the servers gave a session timeout of " + time::formatDuration(negotiated) +
-      ", less than --renew-deadline + --zk-server-lag = " + time::formatDuration(needed) +
-      ": not joining the election (raise the servers' maxSessionTimeout, or "
-      "lower --renew-deadline)";
+  std::string message = "the servers gave a session timeout of " +
+                        time::formatDuration(negotiated) +
+                        ", less than --renew-deadline + --zk-server-lag + the request interval = " +
+                        time::formatDuration(needed) +
+                        ": not joining the election (raise the servers' maxSessionTimeout, or "
+                        "lower --renew-deadline)";
   shortTimeout_ = message;
   // Stop claiming at once: this session may end before S + R.
   noteLeadershipChange(message);

@@ -23,19 +23,15 @@
 //    failure; a follower reads the children every P (and the lowest node's data when it
 //    changed: the holder's identity).
 //
-// Why S + R is safe: the ensemble expires a session T (the negotiated session timeout) after its
-// leader last heard of it, and a server cut off from its leader goes on answering pings for up
-// to L (tickTime x (syncLimit + 1)) before it drops its clients. A request sent at S and answered
-// means the ensemble's leader heard of the session no sooner than S - L, so its ephemeral node
-// lives until S - L + T at least. The campaign therefore joins only on a session whose
-// negotiated timeout is at least R + L (ZkCampaignConfig::serverLag); with less, it stays out
-// and says why (Leadership::problem) until a session with enough arrives.
-// (Open question, not settled here: the ensemble's leader hears of a session's activity at a
-// follower only through the follower's answers to its pings, every tickTime/2, which carry the
-// sessions touched since the last one; its clock for the session starts when such an answer
-// arrives. So the last activity it heard of can be one request interval (I, or P after a
-// failure) older than the follower's last contact, and T >= R + L holds with a margin only if L
-// also covers that interval: tickTime x (syncLimit + 1) covers tickTime/2 of it.)
+// Why S + R is safe (docs/design.md, "The ZooKeeper store"): the ensemble expires a session T
+// (the negotiated session timeout) after its leader last heard of it. A server cut off from its
+// leader goes on answering for up to L (tickTime x (syncLimit + 1), less half a tick) before it
+// drops its clients, and the leader hears of a session's requests at a follower only in the
+// follower's next report, which names the sessions active since the last one: the last activity
+// it knows of can be one request interval, max(I, P), older than its last report. So a session
+// lives at least until S - L - max(I, P) + T, and the campaign joins only on a session whose
+// negotiated timeout is at least R + L + max(I, P) (ZkCampaignConfig::serverLag is L); with less,
+// it stays out and says why (Leadership::problem) until a session with enough arrives.
 //
 // Session events: a disconnection changes nothing at once (the claim lapses by itself at S + R),
 // but every watch is lost: on reconnecting to the same session it reads the children again and
@@ -68,7 +64,7 @@ struct ZkCampaignConfig {
   election::ElectionTimings timings;
   // L: how long a ZooKeeper server cut off from the ensemble's leader goes on answering its
   // clients (tickTime x (syncLimit + 1) of the servers' zoo.cfg). The session timeout must be
-  // at least R + L.
+  // at least R + L + max(I, P).
   time::Duration serverLag{};
 };
 

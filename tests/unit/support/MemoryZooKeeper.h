@@ -32,7 +32,7 @@
 namespace leasehold::zookeeper::test {
 
 // The timings the ZooKeeper unit tests run with: D = 5 s, R = 3 s, P = 1 s; with L = 1 s, a
-// session needs T >= 4 s (MemoryZooKeeper negotiates 6 s unless told).
+// session needs T >= R + L + P = 5 s (MemoryZooKeeper negotiates 6 s unless told).
 inline election::ElectionTimings testTimings() {
   using namespace std::chrono_literals;
   election::ElectionTimings t;

@@ -587,9 +587,9 @@ TEST_F(ZkCampaignTest, ALeaderWhoseNodeIsDeletedStopsAtOnceAndQueuesAgain) {
   EXPECT_EQ(contenders().size(), 2u);
 }
 
-TEST_F(ZkCampaignTest, ASessionTimeoutShorterThanRPlusLIsRefusedWithTheNumbers) {
+TEST_F(ZkCampaignTest, ASessionTimeoutShorterThanRPlusLPlusPIsRefusedWithTheNumbers) {
   auto a = candidate("a");
-  a->client->negotiatedTimeout = 3500ms;  // R + L = 4 s
+  a->client->negotiatedTimeout = 4500ms;  // R + L + P = 5 s
   a->campaign->start();
   settle();
   clock.advance(5s);
@@ -597,14 +597,14 @@ TEST_F(ZkCampaignTest, ASessionTimeoutShorterThanRPlusLIsRefusedWithTheNumbers) 
   EXPECT_FALSE(a->campaign->node());
   EXPECT_EQ(a->client->count("create"), 0);
   const std::string problem = a->campaign->leadership().problem;
-  EXPECT_EQ(problem.rfind("the servers gave a session timeout of 3.5s, less than --renew-deadline "
-                          "+ --zk-server-lag = 4s",
+  EXPECT_EQ(problem.rfind("the servers gave a session timeout of 4.5s, less than --renew-deadline "
+                          "+ --zk-server-lag + the request interval = 5s",
                           0),
             0u)
       << problem;
   EXPECT_EQ(a->count(Kind::kStoreFailed), 1);
   // A session with enough (the servers' maxSessionTimeout raised): it joins.
-  a->client->negotiatedTimeout = 4s;
+  a->client->negotiatedTimeout = 5s;
   zk.expireSession(*a->client->sessionId());
   settle();
   EXPECT_TRUE(a->leads());
