@@ -1,36 +1,26 @@
-// ZkSession (contract in ZkSession.h). Why over 400 lines: the connection (resolve, connect,
-// TLS, framing), the session's state across connections (handshake, authentication, expiry,
-// failover with backoff) and the request queues with their deadlines, pings and watches all act
-// on the same few fields; split, each part would need the others' internals.
+// ZkSession (contract in ZkSession.h). Why over 400 lines: the session's state across
+// connections (handshake, authentication, expiry, failover with backoff) and the request queues
+// with their deadlines, pings and watches act on the same few fields; split, each part would
+// need the others' internals. The connection itself is ZkConnection; the wire records ZkCodec.
 #include "zookeeper/ZkSession.h"
 
 #include <algorithm>
-#include <atomic>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/stream.hpp>
-#include <boost/asio/write.hpp>
-#include <cctype>
 #include <cstdio>
 #include <limits>
 #include <random>
 
-#include "net/HostResolver.h"
 #include "net/TlsClientContext.h"
 #include "zookeeper/ZkCodec.h"
+#include "zookeeper/ZkConnection.h"
 
 namespace leasehold::zookeeper {
 namespace {
 
 namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
-using tcp = boost::asio::ip::tcp;
-using boost::system::error_code;
 using std::chrono::milliseconds;
-
-constexpr std::size_t kReadChunkBytes = 16 * 1024;
 
 std::string codeName(std::int32_t err) {
   switch (err) {
@@ -170,258 +160,6 @@ const char* toString(ZkResult::Kind kind) {
   }
   return "?";
 }
-
-std::string ZkServerAddress::text() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-std::variant<ZkConnectString, std::string> parseConnectString(const std::string& text) {
-  ZkConnectString parsed;
-  const std::string where = "connect string \"" + text + "\": ";
-  std::string hosts = text;
-  if (const auto slash = text.find('/'); slash != std::string::npos) {
-    hosts = text.substr(0, slash);
-    parsed.chroot = text.substr(slash);
-    if (parsed.chroot == "/") {
-      parsed.chroot.clear();
-    } else if (parsed.chroot.back() == '/' || parsed.chroot.find("//") != std::string::npos) {
-      return where + "bad chroot \"" + parsed.chroot + "\"";
-    }
-  }
-  std::size_t from = 0;
-  while (from <= hosts.size()) {
-    const auto comma = hosts.find(',', from);
-    const std::string part = hosts.substr(from, comma == std::string::npos ? comma : comma - from);
-    from = comma == std::string::npos ? hosts.size() + 1 : comma + 1;
-    if (part.empty()) return where + "an empty server";
-    ZkServerAddress server;
-    std::string portText;
-    if (part.front() == '[') {
-      const auto close = part.find(']');
-      if (close == std::string::npos) return where + "unclosed '[' in \"" + part + "\"";
-      server.host = part.substr(1, close - 1);
-      const std::string after = part.substr(close + 1);
-      if (!after.empty()) {
-        if (after.front() != ':') return where + "bad server \"" + part + "\"";
-        portText = after.substr(1);
-        if (portText.empty()) return where + "empty port in \"" + part + "\"";
-      }
-      error_code ec;
-      asio::ip::make_address_v6(server.host, ec);
-      if (ec) return where + "bad IPv6 address in \"" + part + "\"";
-    } else {
-      const auto colon = part.find(':');
-      server.host = part.substr(0, colon);
-      if (colon != std::string::npos) {
-        portText = part.substr(colon + 1);
-        if (portText.empty()) return where + "empty port in \"" + part + "\"";
-      }
-      if (portText.find(':') != std::string::npos) {
-        return where + "bad server \"" + part + "\" (an IPv6 address goes in brackets)";
-      }
-    }
-    if (server.host.empty()) return where + "empty host in \"" + part + "\"";
-    if (!portText.empty()) {
-      unsigned long port = 0;
-      const bool digits =
-          portText.size() <= 5 && std::all_of(portText.begin(), portText.end(), [](char c) {
-            return std::isdigit(static_cast<unsigned char>(c)) != 0;
-          });
-      if (digits) port = std::stoul(portText);
-      if (!digits || port == 0 || port > 65535) {
-        return where + "bad port in \"" + part + "\"";
-      }
-      server.port = static_cast<std::uint16_t>(port);
-    }
-    parsed.servers.push_back(std::move(server));
-  }
-  return parsed;
-}
-
-// One TCP (or TLS) connection to one server: framing in both directions, nothing of the
-// session. After close() none of its handlers runs.
-class ZkSession::Connection : public std::enable_shared_from_this<Connection> {
- public:
-  struct Handlers {
-    std::function<void(std::string_view payload)> frame;
-    std::function<void(const std::string& why)> failed;
-  };
-
-  Connection(asio::io_context& io, ssl::context* tlsContext, const net::TlsOptions* tlsOptions,
-             ZkServerAddress address, net::HostResolver* resolver, Handlers handlers)
-      : address_(std::move(address)),
-        tlsOptions_(tlsOptions),
-        resolver_(resolver),
-        handlers_(std::move(handlers)) {
-    if (tlsContext) {
-      tls_.emplace(io, *tlsContext);
-    } else {
-      plain_.emplace(io);
-    }
-  }
-
-  const ZkServerAddress& address() const { return address_; }
-
-  // Resolves, connects, does the TLS handshake, then sends `first` and reads frames.
-  void open(std::string first) {
-    send(std::move(first));  // queued until connected
-    error_code ec;
-    const auto ip = asio::ip::make_address(address_.host, ec);
-    if (!ec) return connectTo({tcp::endpoint(ip, address_.port)});
-    if (!resolver_) {
-      return asio::post(socket().get_executor(), [self = shared_from_this()] {
-        self->fail("cannot resolve " + self->address_.host + ": no host resolver configured");
-      });
-    }
-    resolver_->resolve(
-        address_.host, address_.port, abandoned_,
-        [self = shared_from_this()](net::HostResolver::Answer answer) {
-          if (self->closed_) return;
-          if (answer.problem) {
-            return self->fail("cannot resolve " + self->address_.host + ": " + *answer.problem);
-          }
-          std::vector<tcp::endpoint> endpoints;
-          for (const auto& text : answer.addresses) {
-            error_code bad;
-            const auto ip = asio::ip::make_address(text, bad);
-            if (!bad) endpoints.emplace_back(ip, self->address_.port);
-          }
-          if (endpoints.empty()) {
-            return self->fail("cannot resolve " + self->address_.host + ": no usable address");
-          }
-          self->connectTo(std::move(endpoints));
-        });
-  }
-
-  void send(std::string bytes) {
-    if (closed_) return;
-    out_.push_back(std::move(bytes));
-    flush();
-  }
-
-  void close() {
-    if (closed_) return;
-    closed_ = true;
-    abandoned_->store(true);
-    error_code ignored;
-    socket().close(ignored);
-  }
-
- private:
-  tcp::socket& socket() { return tls_ ? tls_->next_layer() : *plain_; }
-
-  void fail(const std::string& why) {
-    if (closed_) return;
-    auto failed = handlers_.failed;  // the handler closes this connection
-    close();
-    failed(why);
-  }
-
-  void connectTo(std::vector<tcp::endpoint> endpoints) {
-    asio::async_connect(
-        socket(), endpoints,
-        [self = shared_from_this()](const error_code& ec, const tcp::endpoint&) {
-          if (self->closed_) return;
-          if (ec) {
-            return self->fail("cannot connect to " + self->address_.text() + ": " + ec.message());
-          }
-          error_code ignored;
-          self->socket().set_option(tcp::no_delay(true), ignored);
-          if (!self->tls_) return self->connected();
-          self->handshake();
-        });
-  }
-
-  void handshake() {
-    SSL* ssl = tls_->native_handle();
-    if (auto problem = net::TlsClientContext::prepareSession(ssl, *tlsOptions_, address_.host)) {
-      return fail("TLS to " + address_.text() + ": " + *problem);
-    }
-    tls_->async_handshake(
-        ssl::stream_base::client, [self = shared_from_this()](const error_code& ec) {
-          if (self->closed_) return;
-          if (ec) {
-            return self->fail("TLS handshake with " + self->address_.text() + " failed: " +
-                              net::TlsClientContext::describeHandshakeFailure(
-                                  self->tls_->native_handle(), ec.message()));
-          }
-          self->connected();
-        });
-  }
-
-  void connected() {
-    connected_ = true;
-    flush();
-    read();
-  }
-
-  void flush() {
-    if (!connected_ || writing_ || out_.empty() || closed_) return;
-    writing_ = true;
-    auto onWritten = [self = shared_from_this()](const error_code& ec, std::size_t) {
-      self->writing_ = false;
-      if (self->closed_) return;
-      if (ec) return self->fail("writing to " + self->address_.text() + ": " + ec.message());
-      self->out_.pop_front();
-      self->flush();
-    };
-    if (tls_) {
-      asio::async_write(*tls_, asio::buffer(out_.front()), std::move(onWritten));
-    } else {
-      asio::async_write(*plain_, asio::buffer(out_.front()), std::move(onWritten));
-    }
-  }
-
-  void read() {
-    auto onRead = [self = shared_from_this()](const error_code& ec, std::size_t n) {
-      if (self->closed_) return;
-      if (ec) {
-        return self->fail(ec == asio::error::eof
-                              ? self->address_.text() + " closed the connection"
-                              : "reading from " + self->address_.text() + ": " + ec.message());
-      }
-      self->in_.append(self->chunk_, n);
-      self->deliverFrames();
-      if (!self->closed_) self->read();
-    };
-    if (tls_) {
-      tls_->async_read_some(asio::buffer(chunk_), std::move(onRead));
-    } else {
-      plain_->async_read_some(asio::buffer(chunk_), std::move(onRead));
-    }
-  }
-
-  void deliverFrames() {
-    auto self = shared_from_this();  // a handler may drop the session's reference
-    std::size_t used = 0;
-    while (!closed_) {
-      const FrameScan scan = scanFrame(std::string_view(in_).substr(used));
-      if (scan.kind == FrameScan::Kind::kNeedMore) break;
-      if (scan.kind == FrameScan::Kind::kMalformed) {
-        return fail("malformed frame from " + address_.text() + ": " + scan.error);
-      }
-      const std::string payload = in_.substr(used + 4, scan.payloadBytes);
-      used += 4 + scan.payloadBytes;
-      handlers_.frame(payload);
-    }
-    if (!closed_) in_.erase(0, used);
-  }
-
-  ZkServerAddress address_;
-  const net::TlsOptions* tlsOptions_;
-  net::HostResolver* resolver_;
-  Handlers handlers_;
-  std::shared_ptr<std::atomic<bool>> abandoned_ = std::make_shared<std::atomic<bool>>(false);
-  std::optional<ssl::stream<tcp::socket>> tls_;
-  std::optional<tcp::socket> plain_;
-  std::deque<std::string> out_;
-  std::string in_;
-  char chunk_[kReadChunkBytes];
-  bool connected_ = false;
-  bool writing_ = false;
-  bool closed_ = false;
-};
 
 // One request from the call until its completion was handed to the loop.
 struct ZkSession::Pending {
@@ -590,6 +328,7 @@ void ZkSession::exists(const std::string& path, Watcher watcher,
       // Not there is an answer, and the watch stays (it fires when the node is created).
       r.kind = ZkResult::Kind::kOk;
       r.code = ZkCode::kOk;
+      r.message.clear();
     }
     if (r.ok() && watcher) dataWatches_.emplace(full, watcher);
     later([done, r, stat] { done(r, stat); });
@@ -816,16 +555,15 @@ void ZkSession::connectNext() {
   awaitingConnectResponse_ = true;
   authenticating_ = false;
   std::weak_ptr<char> alive = alive_;
-  Connection::Handlers handlers;
+  ZkConnection::Handlers handlers;
   handlers.frame = [this, alive](std::string_view payload) {
     if (!alive.expired()) onFrame(payload);
   };
   handlers.failed = [this, alive](const std::string& why) {
     if (!alive.expired()) drop(why);
   };
-  connection_ = std::make_shared<Connection>(io_, static_cast<ssl::context*>(tlsContext_.get()),
-                                             options_.tls ? &*options_.tls : nullptr, address,
-                                             options_.resolver, std::move(handlers));
+  connection_ = std::make_shared<ZkConnection>(io_, tlsContext_, options_.tls, address,
+                                               options_.resolver, std::move(handlers));
   ConnectRequest request;
   request.lastZxidSeen = lastZxid_;
   request.timeOutMs = static_cast<std::int32_t>(options_.sessionTimeout.count());
@@ -842,7 +580,6 @@ void ZkSession::onFrame(std::string_view payload) {
   auto reply = decodeReply(payload);
   if (!reply.ok()) return drop("malformed answer from " + server + ": " + reply.error());
   const ReplyHeader& header = reply.value().header;
-  if (header.zxid > lastZxid_) lastZxid_ = header.zxid;
   if (header.xid == kWatchEventXid) return onWatchEvent(reply.value().body);
   if (header.xid == kAuthXid && authenticating_) return onAuthAnswer(header.err);
   std::deque<std::shared_ptr<Pending>>& queue = header.xid == kPingXid ? pings_ : sent_;
@@ -854,6 +591,8 @@ void ZkSession::onFrame(std::string_view payload) {
   auto p = std::move(queue.front());
   queue.pop_front();
   armDeadline();
+  // As ZooKeeper's own client: the zxid of answers to requests, not of pings, auth or events.
+  if (header.xid != kPingXid && header.zxid > lastZxid_) lastZxid_ = header.zxid;
   ZkResult r;
   r.kind = kindOf(header.err);
   r.code = static_cast<ZkCode>(header.err);

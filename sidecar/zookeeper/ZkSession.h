@@ -38,10 +38,14 @@
 #include "time/Clock.h"
 #include "zookeeper/ZkClient.h"
 #include "zookeeper/ZkCodec.h"
+#include "zookeeper/ZkConnectString.h"
 
 namespace boost::asio {
 class io_context;
+namespace ssl {
+class context;
 }
+}  // namespace boost::asio
 
 namespace leasehold::net {
 class HostResolver;
@@ -49,22 +53,7 @@ class HostResolver;
 
 namespace leasehold::zookeeper {
 
-// One server of a connect string.
-struct ZkServerAddress {
-  std::string host;  // name or IP literal, without brackets
-  std::uint16_t port = 2181;
-  std::string text() const;  // "host:port", "[::1]:port"
-  bool operator==(const ZkServerAddress&) const = default;
-};
-
-struct ZkConnectString {
-  std::vector<ZkServerAddress> servers;
-  std::string chroot;  // "" or "/a/b" (no trailing slash)
-};
-
-// "host:port[,host:port...][/chroot]"; a missing port is 2181, an IPv6 literal is in brackets.
-// The error names the bad part.
-std::variant<ZkConnectString, std::string> parseConnectString(const std::string& text);
+class ZkConnection;
 
 class ZkSession final : public ZkClient {
  public:
@@ -116,7 +105,6 @@ class ZkSession final : public ZkClient {
   void ping(std::function<void(ZkResult)> done) override;
 
  private:
-  class Connection;
   struct Pending;
   enum class State { kIdle, kConnecting, kConnected, kBackoff, kAuthFailed, kClosed };
 
@@ -158,10 +146,10 @@ class ZkSession final : public ZkClient {
   Options options_;
   ZkConnectString target_;
   std::optional<std::string> configurationError_;
-  std::shared_ptr<void> tlsContext_;  // boost::asio::ssl::context, kept out of this header
+  std::shared_ptr<boost::asio::ssl::context> tlsContext_;
 
   State state_ = State::kIdle;
-  std::shared_ptr<Connection> connection_;
+  std::shared_ptr<ZkConnection> connection_;
   std::size_t next_ = 0;         // the server the next connection goes to
   std::size_t failedInRow_ = 0;  // servers failed since the last good connection
   std::chrono::milliseconds backoff_{0};
