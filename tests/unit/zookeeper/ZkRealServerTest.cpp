@@ -2,11 +2,16 @@
 // one ("localhost:2181", looked up through WorkerHostResolver as in production). With
 // LEASEHOLD_ZK_TEST_RESTART set to a shell command that restarts the server (blocking until it
 // listens again), the session must survive the restart with the same id. The server needs a
-// maxSessionTimeout of at least 20 s for that (the session asks for 20 s).
+// maxSessionTimeout of at least 20 s for that (the session asks for 20 s). With
+// LEASEHOLD_ZK_TEST_TLS_SERVERS (a secureClientPort) and LEASEHOLD_ZK_TEST_CA (the file of the CA
+// that signed the server's certificate), TLS is checked too: verified, and refused for a name
+// the certificate does not carry.
 #include <gtest/gtest.h>
 
 #include <boost/asio/post.hpp>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "EventLoop.h"
 #include "net/WorkerHostResolver.h"
@@ -29,9 +34,12 @@ class ZkRealServerTest : public ::testing::Test {
   }
   std::unique_ptr<ZkSession> open(const std::string& suffix,
                                   std::optional<ZkSession::Credentials> credentials,
-                                  std::vector<ZkSessionEvent>& events) {
+                                  std::vector<ZkSessionEvent>& events,
+                                  std::optional<net::TlsOptions> tls = std::nullopt,
+                                  const std::string& servers = "") {
     ZkSession::Options o;
-    o.connectString = servers_ + suffix;
+    o.connectString = (servers.empty() ? servers_ : servers) + suffix;
+    o.tls = std::move(tls);
     o.sessionTimeout = 20s;
     o.requestTimeout = 5s;
     o.credentials = std::move(credentials);
@@ -191,6 +199,44 @@ TEST_F(ZkRealServerTest, CreatorOnlyNodesRefuseOtherSessions) {
   owner->close([&] { stranger->close([&] { closed = true; }); });
   ASSERT_TRUE(runUntil(
       io_, [&] { return closed; }, 20s));
+}
+
+TEST_F(ZkRealServerTest, TlsToTheSecureClientPortIsVerified) {
+  const char* servers = std::getenv("LEASEHOLD_ZK_TEST_TLS_SERVERS");
+  const char* caFile = std::getenv("LEASEHOLD_ZK_TEST_CA");
+  if (!servers || !caFile) GTEST_SKIP() << "LEASEHOLD_ZK_TEST_TLS_SERVERS or _CA is not set";
+  std::stringstream ca;
+  ca << std::ifstream(caFile).rdbuf();
+  net::TlsOptions tls;
+  tls.caPem = ca.str();
+
+  std::vector<ZkSessionEvent> events;
+  auto session = open("", std::nullopt, events, tls, servers);
+  std::optional<std::pair<ZkResult, std::vector<std::string>>> children;
+  session->getChildren("/", nullptr, [&](ZkResult r, std::vector<std::string> names) {
+    children.emplace(r, names);
+  });
+  const auto [r, names] = wait(children);
+  EXPECT_TRUE(r.ok()) << r.message;
+  ASSERT_FALSE(events.empty());
+  std::printf("over TLS: session 0x%llx on %s, %zu children of /\n",
+              static_cast<unsigned long long>(events[0].sessionId), events[0].server.c_str(),
+              names.size());
+  bool closed = false;
+  session->close([&] { closed = true; });
+  ASSERT_TRUE(runUntil(
+      io_, [&] { return closed; }, 20s));
+
+  tls.serverName = "not-this-server.invalid";
+  std::vector<ZkSessionEvent> refusedEvents;
+  auto refused = open("", std::nullopt, refusedEvents, tls, servers);
+  std::optional<ZkResult> pinged;
+  refused->ping([&](ZkResult result) { pinged = result; });
+  const ZkResult failure = wait(pinged);
+  std::printf("with the wrong name: %s: %s\n", toString(failure.kind), failure.message.c_str());
+  EXPECT_EQ(failure.kind, ZkResult::Kind::kUnavailable);
+  EXPECT_NE(failure.message.find("TLS handshake"), std::string::npos) << failure.message;
+  EXPECT_TRUE(refusedEvents.empty());
 }
 
 }  // namespace
