@@ -179,7 +179,7 @@ ZkSession::ZkSession(asio::io_context& io, time::Clock& clock, Options options)
     : io_(io), clock_(clock), options_(std::move(options)) {
   auto parsed = parseConnectString(options_.connectString);
   if (auto* error = std::get_if<std::string>(&parsed)) {
-    configurationError_ = "--zookeeper-servers: " + *error;
+    configurationError_ = "ZooKeeper " + *error;
     target_.servers.push_back({"(none)", 2181});
   } else {
     target_ = std::move(std::get<ZkConnectString>(parsed));

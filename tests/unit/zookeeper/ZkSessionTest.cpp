@@ -15,6 +15,7 @@
 #include "EventLoop.h"
 #include "FakeClock.h"
 #include "TestCertificates.h"
+#include "net/HostResolver.h"
 #include "zookeeper/ZkCodec.h"
 
 namespace leasehold::zookeeper {
@@ -703,6 +704,128 @@ TEST_F(ZkSessionTest, TlsRefusesAServerCertificateForAnotherName) {
   EXPECT_NE(result->message.find("TLS handshake"), std::string::npos) << result->message;
   EXPECT_TRUE(events.empty());
   EXPECT_FALSE(server.last()->connect);
+}
+
+TEST_F(ZkSessionTest, EveryConnectionAuthenticatesAgainBeforeRequestsGoOut) {
+  JuteServer first(io);
+  JuteServer second(io);
+  first.acceptSessions(0x55);
+  second.acceptSessions(0x55);
+  auto answerAll = [](auto c, const Seen& seen) { c->answer(seen.header.xid, 0x10, 0); };
+  first.onRequest = answerAll;
+  second.onRequest = answerAll;
+  auto o = options(first.address() + "," + second.address());
+  o.credentials = ZkSession::Credentials{"alice", "s3cret"};
+  start(std::move(o));
+  ASSERT_TRUE(waitForEvents(1));
+  first.last()->close();
+  ASSERT_TRUE(waitForEvents(2));  // kDisconnected: the ping below waits for the next session
+  std::optional<ZkResult> result;
+  session->ping([&](ZkResult r) { result = r; });
+  ASSERT_TRUE(runUntil(io, [&] { return result.has_value(); }));
+  EXPECT_TRUE(result->ok()) << result->message;
+  ASSERT_EQ(second.last()->requests.size(), 2u);
+  EXPECT_EQ(second.last()->requests[0].header.xid, kAuthXid);
+  EXPECT_EQ(second.last()->requests[1].header.xid, kPingXid);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].kind, ZkSessionEvent::Kind::kConnected);
+  EXPECT_FALSE(events[2].newSession);
+}
+
+TEST_F(ZkSessionTest, ADeletedNodeFiresItsDataAndChildWatchesAndOtherPathsNone) {
+  JuteServer server(io);
+  server.acceptSessions(0x55);
+  server.onRequest = [](auto c, const Seen& seen) {
+    if (seen.header.type == 12) {
+      return c->answer(seen.header.xid, 0x10, 0, encode(GetChildren2Response{{}, kNodeStat}));
+    }
+    c->answer(seen.header.xid, 0x10, 0, encode(kNodeStat));
+  };
+  start(options(server.address()));
+  std::vector<ZkWatchEvent> fired;
+  int answered = 0;
+  auto watcher = [&](const ZkWatchEvent& e) { fired.push_back(e); };
+  session->exists("/n", watcher, [&](ZkResult r, std::optional<ZkStat>) { answered += r.ok(); });
+  session->getChildren("/n", watcher,
+                       [&](ZkResult r, std::vector<std::string>) { answered += r.ok(); });
+  session->exists("/other", watcher,
+                  [&](ZkResult r, std::optional<ZkStat>) { answered += r.ok(); });
+  ASSERT_TRUE(runUntil(io, [&] { return answered == 3; }));
+  server.last()->answer(kWatchEventXid, -1, 0, encode(WatcherEvent{3, 3, "/unwatched"}));
+  server.last()->answer(kWatchEventXid, -1, 0, encode(WatcherEvent{2, 3, "/n"}));
+  ASSERT_TRUE(runUntil(io, [&] { return fired.size() == 2; }));
+  net::test::runFor(io, 20ms);
+  ASSERT_EQ(fired.size(), 2u);
+  for (const auto& e : fired) {
+    EXPECT_EQ(e.kind, ZkWatchEvent::Kind::kDeleted);
+    EXPECT_EQ(e.path, "/n");
+  }
+}
+
+// Answers every name with 127.0.0.1, or with a problem, on the loop.
+class ScriptedResolver final : public net::HostResolver {
+ public:
+  explicit ScriptedResolver(asio::io_context& io) : io_(io) {}
+  void resolve(const std::string& host, std::uint16_t, Abandoned,
+               std::function<void(Answer)> done) override {
+    asked.push_back(host);
+    Answer answer;
+    if (problem) {
+      answer.problem = *problem;
+    } else {
+      answer.addresses = {"127.0.0.1"};
+    }
+    asio::post(io_, [done = std::move(done), answer] { done(answer); });
+  }
+  std::vector<std::string> asked;
+  std::optional<std::string> problem;
+
+ private:
+  asio::io_context& io_;
+};
+
+TEST_F(ZkSessionTest, HostNamesAreLookedUpThroughTheResolver) {
+  JuteServer server(io);
+  server.acceptSessions(0x55);
+  ScriptedResolver resolver(io);
+  const std::string port = server.address().substr(server.address().rfind(':'));
+  auto o = options("zk-0.zk.internal" + port);
+  o.resolver = &resolver;
+  start(std::move(o));
+  ASSERT_TRUE(waitForEvents(1));
+  EXPECT_EQ(resolver.asked, (std::vector<std::string>{"zk-0.zk.internal"}));
+  EXPECT_EQ(events[0].server, "zk-0.zk.internal" + port);
+
+  // A name that does not resolve is a failed try, named in the requests that found no session.
+  ScriptedResolver failing(io);
+  failing.problem = "Name or service not known";
+  auto bad = options("zk-9.zk.internal:2181");
+  bad.resolver = &failing;
+  ZkSession other(io, clock, std::move(bad));
+  other.open();
+  std::optional<ZkResult> result;
+  other.ping([&](ZkResult r) { result = r; });
+  ASSERT_TRUE(runUntil(io, [&] { return !failing.asked.empty(); }));
+  net::test::runFor(io, 20ms);
+  clock.advance(1000ms);
+  ASSERT_TRUE(runUntil(io, [&] { return result.has_value(); }));
+  EXPECT_NE(result->message.find("cannot resolve zk-9.zk.internal: Name or service not known"),
+            std::string::npos)
+      << result->message;
+}
+
+TEST_F(ZkSessionTest, ABadConnectStringIsAConfigurationErrorAndEveryRequestIsRejected) {
+  ZkSession bad(io, clock, options("zk1:99999"));
+  ASSERT_TRUE(bad.configurationError());
+  EXPECT_EQ(*bad.configurationError(),
+            "ZooKeeper connect string \"zk1:99999\": bad port in \"zk1:99999\"");
+  bad.open();
+  std::optional<ZkResult> result;
+  bad.ping([&](ZkResult r) { result = r; });
+  EXPECT_FALSE(result);
+  ASSERT_TRUE(runUntil(io, [&] { return result.has_value(); }));
+  EXPECT_EQ(result->kind, ZkResult::Kind::kRejected);
+  EXPECT_EQ(result->message, *bad.configurationError());
 }
 
 struct ParseCase {
