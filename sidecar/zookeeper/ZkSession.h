@@ -21,8 +21,20 @@
 // requests still waiting complete kSessionExpired, and a new session is started (kConnected
 // with newSession). AuthFailed (-115) is final: kAuthFailed, every request then fails kDenied.
 //
-// The password is in no message and no log line; neither is the session's own password.
-// Destroying the session drops every callback not yet run (nothing runs after the destructor).
+// kDisconnected comes once per established connection lost; failed tries before one was
+// established report nothing, but requests that time out waiting say why the last try failed.
+// close() while connected sends closeSession and ends when it is answered, failed or timed
+// out; otherwise it ends the session here (the servers expire it after its timeout).
+//
+// Error answers: ConnectionLoss, OperationTimeout, SystemError, NewConfigNoQuorum,
+// ReconfigInProgress and NotReadOnly are kUnavailable (worth trying again); SessionExpired is
+// kSessionExpired; NoAuth and AuthFailed are kDenied; every other code is kRejected. exists'
+// NoNode is kOk without a Stat.
+//
+// Every timer and ZkResult::sentAt come from the injected clock. The password is in no message
+// and no log line; neither is the session's own password. Destroying the session drops every
+// callback not yet run (nothing runs after the destructor). toString(ZkResult::Kind), declared
+// in ZkClient.h, is defined with this class.
 #include <chrono>
 #include <cstdint>
 #include <deque>

@@ -201,6 +201,24 @@ TEST_F(ZkRealServerTest, CreatorOnlyNodesRefuseOtherSessions) {
       io_, [&] { return closed; }, 20s));
 }
 
+TEST_F(ZkRealServerTest, AContainerNodeIsCreatedWithCreate2) {
+  std::vector<ZkSessionEvent> events;
+  auto session = open("", std::nullopt, events);
+  std::optional<ZkResult> made;
+  session->create("/leasehold-zk-container", "", ZkCreateMode::kContainer,
+                  [&](ZkResult r, std::string, ZkStat) { made = r; });
+  const ZkResult container = wait(made);
+  EXPECT_TRUE(container.ok() || container.is(ZkCode::kNodeExists)) << container.message;
+  made.reset();
+  session->create("/leasehold-zk-container/member", "", ZkCreateMode::kEphemeral,
+                  [&](ZkResult r, std::string, ZkStat) { made = r; });
+  EXPECT_TRUE(wait(made).ok()) << made->message;
+  bool closed = false;
+  session->close([&] { closed = true; });
+  ASSERT_TRUE(runUntil(
+      io_, [&] { return closed; }, 20s));
+}
+
 TEST_F(ZkRealServerTest, TlsToTheSecureClientPortIsVerified) {
   const char* servers = std::getenv("LEASEHOLD_ZK_TEST_TLS_SERVERS");
   const char* caFile = std::getenv("LEASEHOLD_ZK_TEST_CA");
