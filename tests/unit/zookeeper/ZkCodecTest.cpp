@@ -231,7 +231,8 @@ TEST(ZkCodecTest, RequestAndReplyFramesCarryTheirHeaders) {
   ASSERT_TRUE(decoded.ok()) << decoded.error();
   EXPECT_EQ(decoded.value().header, (ReplyHeader{5, 0x100000002, -101}));
   EXPECT_TRUE(decoded.value().body.empty());
-  auto request = decodeRequest(std::string_view(requestFrame(3, ZkOp::kDelete, "xy")).substr(4));
+  const std::string deleteFrame = requestFrame(3, ZkOp::kDelete, "xy");  // body views into it
+  auto request = decodeRequest(std::string_view(deleteFrame).substr(4));
   ASSERT_TRUE(request.ok()) << request.error();
   EXPECT_EQ(request.value().header, (RequestHeader{3, 2}));
   EXPECT_EQ(request.value().body, "xy");
