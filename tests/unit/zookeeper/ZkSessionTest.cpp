@@ -15,6 +15,7 @@
 #include "EventLoop.h"
 #include "FakeClock.h"
 #include "TestCertificates.h"
+#include "ThreadCount.h"
 #include "net/HostResolver.h"
 #include "zookeeper/ZkCodec.h"
 
@@ -686,6 +687,8 @@ TEST_F(ZkSessionTest, TlsWithTheTestCaVerifiesTheServer) {
   start(std::move(o));
   ASSERT_TRUE(waitForEvents(1));
   EXPECT_EQ(events[0].kind, ZkSessionEvent::Kind::kConnected);
+  // All of it on the loop: no thread of asio's or OpenSSL's (the sidecar may have two).
+  EXPECT_EQ(leasehold::testing::threadsInProcessOnceDownTo(1), 1u);
 }
 
 TEST_F(ZkSessionTest, TlsRefusesAServerCertificateForAnotherName) {
