@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -168,6 +169,7 @@ void ZkCampaign::start() {
 }
 
 void ZkCampaign::onSession(const ZkSessionEvent& e) {
+  logSession(e);
   if (stopped_ && !releasing_) return;
   switch (e.kind) {
     case ZkSessionEvent::Kind::kConnected: {
@@ -218,6 +220,32 @@ void ZkCampaign::onSession(const ZkSessionEvent& e) {
       noteLeadershipChange("ZooKeeper refused the credentials");
       return;
     }
+  }
+}
+
+// Which server a session is on, and when it moves or ends: what an operator needs to match
+// this process with the servers' own logs (`cons`, session ids in hex as ZooKeeper prints them).
+void ZkCampaign::logSession(const ZkSessionEvent& e) const {
+  if (!logger_) return;
+  char id[20];
+  std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(e.sessionId));
+  switch (e.kind) {
+    case ZkSessionEvent::Kind::kConnected:
+      logger_->info("zookeeper session established",
+                    {{"server", e.server},
+                     {"sessionId", id},
+                     {"new", e.newSession ? "true" : "false"},
+                     {"timeout", time::formatDuration(e.negotiatedTimeout)}});
+      return;
+    case ZkSessionEvent::Kind::kDisconnected:
+      logger_->info("zookeeper connection lost", {{"server", e.server}, {"why", e.detail}});
+      return;
+    case ZkSessionEvent::Kind::kExpired:
+      logger_->warn("zookeeper session expired", {{"server", e.server}, {"why", e.detail}});
+      return;
+    case ZkSessionEvent::Kind::kAuthFailed:
+      logger_->warn("zookeeper refused the credentials", {{"server", e.server}, {"why", e.detail}});
+      return;
   }
 }
 

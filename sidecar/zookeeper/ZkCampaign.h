@@ -131,6 +131,7 @@ class ZkCampaign final : public election::Candidacy {
 
   void onSession(const ZkSessionEvent& e);
   void newSession(const std::string& why);
+  void logSession(const ZkSessionEvent& e) const;
   bool active() const;  // started, not stopped or releasing
   bool mayJoin() const;
   void join();
