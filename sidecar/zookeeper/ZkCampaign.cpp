@@ -154,8 +154,13 @@ void ZkCampaign::confirm(const Sent& s, const std::string& what) {
 
 void ZkCampaign::trouble(const std::string& what, const ZkResult& r) {
   std::string message = what + ": " + describe(r);
-  if (!troubles_.insert(message).second) return;
   const bool refused = r.kind == ZkResult::Kind::kDenied || r.kind == ZkResult::Kind::kRejected;
+  // A refusal (an ACL, a bad path) stays what it is while other requests are answered: said
+  // once per session, not every P when it alternates with them.
+  if (!(refused ? refusalsSaid_ : troubles_).insert(message).second) {
+    if (refused) refusal_ = message;
+    return;
+  }
   if (refused) refusal_ = message;
   emit(ElectorEvent::Kind::kStoreFailed, std::move(message));
 }
@@ -191,13 +196,19 @@ void ZkCampaign::onSession(const ZkSessionEvent& e) {
       join();
       return;
     }
-    case ZkSessionEvent::Kind::kDisconnected:
+    case ZkSessionEvent::Kind::kDisconnected: {
       // Nothing changes yet: the claim lapses by itself at S + R. The watches are gone.
+      ZkResult r;
+      r.kind = ZkResult::Kind::kUnavailable;
+      r.server = e.server;
+      r.message = e.detail;
+      trouble("the connection to ZooKeeper", r);
       connected_ = false;
       ++connectionEpoch_;
       ++watchEpoch_;
       watched_.clear();
       return;
+    }
     case ZkSessionEvent::Kind::kExpired: {
       connected_ = false;
       ++connectionEpoch_;
@@ -250,6 +261,7 @@ void ZkCampaign::logSession(const ZkSessionEvent& e) const {
 }
 
 void ZkCampaign::newSession(const std::string& why) {
+  refusalsSaid_.clear();
   ++sessionEpoch_;  // answers still on their way belong to the old session: ignored
   ++nodeEpoch_;
   ++watchEpoch_;

@@ -212,7 +212,8 @@ class ZkCampaign final : public election::Candidacy {
   std::int64_t acquiredToken_ = 0;
   time::Duration cooldownTime_{};
   std::vector<std::function<void()>> releaseDone_;
-  std::set<std::string> troubles_;  // said since the last answer
+  std::set<std::string> troubles_;      // said since the last answer
+  std::set<std::string> refusalsSaid_;  // refusals said on this session
   // While ZooKeeper refuses this candidate (kDenied, kAuthFailed, a session timeout too short):
   // shown as Leadership::problem until it is answered again (or a session with enough arrives).
   std::string refusal_;

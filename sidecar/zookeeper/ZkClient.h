@@ -97,7 +97,8 @@ struct ZkWatchEvent {
 struct ZkSessionEvent {
   enum class Kind {
     kConnected,     // a session is established (new) or re-established (same id) on a server
-    kDisconnected,  // the connection dropped; the client is trying the next server
+    kDisconnected,  // the connection dropped, or a whole round of servers failed to give one;
+                    // the client is trying the next server
     kExpired,       // the servers said the session expired; a new one is being started
     kAuthFailed,    // the server refused the credentials (the client stops retrying)
   };

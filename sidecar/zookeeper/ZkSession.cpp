@@ -768,6 +768,14 @@ void ZkSession::drop(const std::string& why, bool serverAnswered) {
   } else if (++failedInRow_ >= target_.servers.size()) {
     failedInRow_ = 0;
     state_ = State::kBackoff;
+    // A whole round of servers failed: said once per round (the backoff paces it), so that a
+    // client that never got a session says why.
+    ZkSessionEvent event;
+    event.kind = ZkSessionEvent::Kind::kDisconnected;
+    event.sessionId = sessionId_;
+    event.server = server;
+    event.detail = "no server of the connect string answered; the last: " + why;
+    emit(std::move(event));
     backoffTimer_->armAt(clock_.now() + backoff_);
     backoff_ = std::min(backoff_ * 2, options_.maxBackoff);
     return;
