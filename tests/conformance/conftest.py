@@ -57,9 +57,10 @@ def pytest_runtest_makereport(item, call):
         if report.passed:
             log(f"PASS {item.name} ({call.stop - call.start:.1f}s)")
         elif report.failed:
+            # At the start of its line (no timestamp): scripts/test-report.py's verdict lines.
             e = call.excinfo.value if call.excinfo else None
-            log(f"FAIL {item.name}: {type(e).__name__}: {e}"
-                f"{machine_stalls.describe(call.start, call.stop)}")
+            print(f"\nFAIL {item.name}: {type(e).__name__}: {e}"
+                  f"{machine_stalls.describe(call.start, call.stop)}", flush=True)
 
 
 @pytest.fixture
@@ -84,6 +85,6 @@ def store(request):
         call = getattr(request.node, "report_call", None)
         failed = call is None or call.failed
         if failed:
-            log(f"the store's logs and directory (the scenario failed or did not run; "
-                f"{time.time() - started:.1f}s)")
+            log(f"{request.node.name} failed {time.time() - started:.1f}s after its store was up: "
+                "the store's logs follow, its directory is kept ($LEASEHOLD_TEST_KEEP)")
         s.__exit__(Exception if failed else None, None, None)

@@ -384,5 +384,5 @@ def wait_gone(sidecar, timeout):
     return sidecar.reap()
 
 
-__all__ = ["ELECTION_TIMEOUT", "ETCD_EXPIRY_SCAN", "EXPIRY_TAKEOVER", "EtcdEnv", "EtcdIncarnation", "EtcdMember",
-           "EtcdRunReplica", "EtcdShardRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]
+__all__ = ["ELECTION_TIMEOUT", "ETCD_EXPIRY_SCAN", "EXPIRY_TAKEOVER", "EtcdEnv", "EtcdIncarnation",
+           "EtcdMember", "EtcdRunReplica", "EtcdShardRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]
