@@ -77,7 +77,8 @@ def store(request):
         pytest.skip(f"{kind.name} has no cluster of members")
     doc = (request.function.__doc__ or "").strip().splitlines()
     log(f"=== {request.node.name}: {doc[0] if doc else ''}")
-    s = kind(binaries, members=members).__enter__()
+    scenario = request.function.__name__.removeprefix("test_")
+    s = kind(binaries, members=members, scenario=scenario).__enter__()
     started = time.time()
     try:
         yield s

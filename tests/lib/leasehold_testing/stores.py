@@ -36,6 +36,8 @@ from .etcd_env import EXPIRY_TAKEOVER, EtcdEnv
 from .kubeconfig import write_kubeconfig
 from .paths import ROOT
 from .ports import free_port
+from .real_env import RealEnv
+from .scenario_runner import check_forbidden, namespace_for, shared_planes
 from .tcp_proxy import TcpProxy
 from .timings import D, P, R, slack
 
@@ -66,9 +68,10 @@ class Store:
     first_leader = D + P + slack(3)
     earliest_takeover = D - P
 
-    def __init__(self, binaries, members=None):
+    def __init__(self, binaries, members=None, scenario="conformance"):
         self.binaries = binaries
         self.requested_members = members
+        self.scenario = scenario  # the scenario's name, where the store names things after it
 
     # ---- life cycle -------------------------------------------------------------------------
     def __enter__(self):
@@ -201,17 +204,14 @@ class RealKubernetesStore(KubernetesStore):
     name = "realkube"
 
     def __enter__(self):
-        from .real_env import RealEnv
-        from .scenario_runner import namespace_for, shared_planes
         if self.requested_members:
             raise Failure(f"{self.name}: no cluster of members to size")
         plane = shared_planes().get(False)
         self.env = RealEnv(self.binaries.sidecar, plane=plane,
-                           namespace=namespace_for("conformance")).__enter__()
+                           namespace=namespace_for(self.scenario)).__enter__()
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        from .scenario_runner import check_forbidden
         try:
             if exc_type is None:
                 check_forbidden(self.env)
