@@ -10,9 +10,12 @@ scaled D, R, P (leasehold_testing.timings; LEASEHOLD_TEST_SLOWDOWN stretches the
 is derived from them and slack(). Each scenario samples every sidecar's /leader (Observer) and
 checks that no two claims overlap and that fencing tokens (the leader key's create revision)
 only go up.
+
+The scenarios every store must pass (first leader, kill -9, SIGTERM, SIGSTOP, partition, the
+common bad input) are the conformance suite's (tests/conformance, the etcd and etcd34 stores);
+these are the etcd store's own.
 """
 import argparse
-import json
 import os
 import signal
 import sys
@@ -22,10 +25,9 @@ import traceback
 from leasehold_testing import D, P, R, Observer, check, check_took, log, run_steps, the_leader, \
     wait_for
 from leasehold_testing.checks import Failure
-from leasehold_testing.etcd_env import (ELECTION_TIMEOUT, ETCD_EXPIRY_SCAN, EtcdEnv,
+from leasehold_testing.etcd_env import (ELECTION_TIMEOUT, EXPIRY_TAKEOVER, EtcdEnv,
                                         EtcdRunReplica, EtcdShardRunReplica, wait_gone)
 from leasehold_testing.kube_time import epoch
-from leasehold_testing.ports import free_port
 from leasehold_testing.run_cluster import AT_ONCE, DRAIN_TIMEOUT, RunCluster
 from leasehold_testing.shard_run_group import EXITED as SHARD_RUN_EXITED
 from leasehold_testing.shard_run_group import MOVED as SHARD_RUN_MOVED
@@ -33,18 +35,17 @@ from leasehold_testing.shard_run_group import ShardRunGroup
 from leasehold_testing.shard_sampler import (ShardObserver, balance_problem, shards_of,
                                              wait_balanced)
 from leasehold_testing.shard_sampler import owners as shard_owners
-from leasehold_testing.tcp_proxy import TcpProxy
+from leasehold_testing.sidecar import check_logged, keeps_running_not_leading
 from leasehold_testing.timings import slack
 
 SCENARIOS = {}
 
-# ETCD_EXPIRY_SCAN (etcd's lessor's 0.5 s scan) and ELECTION_TIMEOUT (EtcdMember's) are
-# leasehold_testing.etcd_env's: the chaos run's etcd flavour bounds its waits by them too.
+# ELECTION_TIMEOUT (EtcdMember's) and EXPIRY_TAKEOVER (D after the last keep-alive, etcd's 0.5 s
+# expiry scan, the deletion's watch event and the next key's range) are
+# leasehold_testing.etcd_env's: the chaos run's etcd flavour and the conformance suite's etcd
+# store bound their waits by them too.
 # The first leader: a lease grant, the campaign's txn and a range, a few round trips on release.
 FIRST_LEADER = D + P + slack(3)
-# A takeover after the leader's lease expired: D after its last keep-alive (up to P before the
-# kill) plus etcd's scan, the deletion's watch event and the next key's range.
-EXPIRY_TAKEOVER = D + P + ETCD_EXPIRY_SCAN + slack(1)
 
 
 def scenario(fn=None, members=1):
@@ -56,169 +57,11 @@ def scenario(fn=None, members=1):
     return register(fn) if fn else register
 
 
-def start(env, n=3):
-    sidecars = env.start_sidecars(n)
-    t0 = time.monotonic()
-    leader = the_leader(sidecars, timeout=FIRST_LEADER)
-    log(f"leader {leader.name} after {time.monotonic() - t0:.2f}s; keys: {env.keys()}")
-    return sidecars, leader
-
-
 def safety(obs):
     terms = obs.check_safety()
     log(f"{len(obs.samples)} samples, terms (incarnation, token): "
         f"{[(t[2], t[3]) for t in terms]}")
     return terms
-
-
-@scenario
-def first_leader(env):
-    """3 sidecars: exactly one leads; all agree on holder, token (its key's create revision)."""
-    sidecars, _ = start(env)
-    with Observer(sidecars) as obs:
-        time.sleep(3 * P)  # a few renewals under the sampler
-        states = {s.name: s.status() for s in sidecars}
-        leaders = [n for n, st in states.items() if st["leader"]]
-        check(len(leaders) == 1, f"exactly one leader: {states}")
-        holders = {st["holder"] for st in states.values()}
-        tokens = {st["fencingToken"] for st in states.values()}
-        check(holders == set(leaders), f"everybody names {leaders[0]} the holder: {states}")
-        check(len(tokens) == 1, f"everybody reports the same token: {states}")
-        for st in states.values():
-            check(st["store"] == "etcd" and st["lease"] == env.lease, f"store and lease: {st}")
-        keys = env.keys()
-        check(len(keys) == len(sidecars), f"one key per candidate under {env.lease}/: {keys}")
-        check(tokens == {keys[0][1]}, f"the token is the oldest key's create revision: "
-              f"{tokens} / {keys}")
-        check(all(lease != "0" for _, _, lease in keys), f"every key has a lease: {keys}")
-    safety(obs)
-
-
-@scenario
-def sigterm(env):
-    """SIGTERM of the leader: it revokes its lease, exits 0, another leads within P (+slack)."""
-    sidecars, leader = start(env)
-    with Observer(sidecars) as obs:
-        token = leader.status()["fencingToken"]
-        time.sleep(2 * P)
-        t0 = time.time()
-        leader.signal(signal.SIGTERM)
-        others = [s for s in sidecars if s is not leader]
-        new = the_leader(others, timeout=P + slack(2))
-        t1 = time.time()
-        rc = leader.wait(timeout=slack(10))
-        check(rc == 0, f"exit code {rc}")
-        log(f"SIGTERM handover: {(t1 - t0) * 1000:.0f} ms")
-        # The revoke deletes the key at once; the next candidate's watch sees it: no expiry.
-        check_took(t0, t1, P + slack(0.5), "SIGTERM handover")
-        check(new.status()["fencingToken"] > token, "token went up")
-        time.sleep(2 * P)
-    safety(obs)
-    # safety() checked every claim for overlap; here the order itself: the old leader's last
-    # answer leader=true was sent before the new leader's first.
-    def trues(who):
-        return [t for t, _, inc, st in obs.samples
-                if inc.startswith(who + "#") and st and st.get("leader")]
-    old_last, new_first = max(trues(leader.name)), min(trues(new.name))
-    check(old_last < new_first, f"{leader.name} answered leader=true at {old_last:.3f}, after "
-          f"{new.name}'s first leader=true at {new_first:.3f}")
-    log(f"{leader.name}'s last leader=true {(new_first - old_last) * 1000:.0f} ms before "
-        f"{new.name}'s first")
-    msgs = [line.get("msg") for line in leader.log_lines()]
-    check("released the lease" in msgs, f"release logged: {msgs[-6:]}")
-
-
-@scenario
-def kill9(env):
-    """kill -9 of the leader: nobody leads before its lease can have expired; someone leads by
-    D + P + etcd's expiry scan + slack."""
-    sidecars, leader = start(env)
-    with Observer(sidecars) as obs:
-        token = leader.status()["fencingToken"]
-        time.sleep(2 * P)
-        t0 = time.time()
-        leader.kill()
-        others = [s for s in sidecars if s is not leader]
-        new = the_leader(others, timeout=EXPIRY_TAKEOVER)
-        t1 = time.time()
-        log(f"kill -9 takeover: {t1 - t0:.3f}s (D={D}s, P={P}s)")
-        # The last keep-alive came at most P before the kill: the lease lives until at least
-        # D after it.
-        check_took(t0, t1, EXPIRY_TAKEOVER, "kill -9 takeover", least=D - P - slack(0.05))
-        check(new.status()["fencingToken"] > token, "token went up")
-        time.sleep(2 * P)
-    safety(obs)
-
-
-@scenario
-def sigstop(env):
-    """SIGSTOP of the leader for 2 D: another takes over; on SIGCONT the old one answers
-    leader=false at once and follows."""
-    sidecars, leader = start(env)
-    with Observer(sidecars) as obs:
-        token = leader.status()["fencingToken"]
-        time.sleep(2 * P)
-        t0 = time.monotonic()
-        leader.signal(signal.SIGSTOP)
-        others = [s for s in sidecars if s is not leader]
-        new = the_leader(others, timeout=EXPIRY_TAKEOVER)
-        log(f"takeover from the stopped leader after {time.monotonic() - t0:.3f}s")
-        time.sleep(max(0.0, 2 * D - (time.monotonic() - t0)))
-        leader.signal(signal.SIGCONT)
-        first = wait_for("the woken leader to answer", leader.status, slack(5), interval=0.001)
-        check(not first["leader"], f"first answer after SIGCONT must be leader=false: {first}")
-        # It finds its lease gone and campaigns again, behind the new leader. A wait, not a
-        # sleep: on a starved machine the new leader's own renewal may lapse meanwhile (then the
-        # sampler's safety check still holds every claim to account).
-        def follows():
-            st, new_st = leader.status(), new.status()
-            return (st and new_st and not st["leader"] and new_st["leader"]
-                    and st["holder"] == new.name)
-        wait_for(f"{leader.name} to follow {new.name}", follows, EXPIRY_TAKEOVER)
-        check(new.status()["fencingToken"] > token, "token went up")
-    safety(obs)
-
-
-@scenario
-def partition(env):
-    """Each sidecar reaches etcd through a TCP proxy of its own; the leader's is cut: it stops
-    claiming by R after its last confirmed keep-alive; nobody else leads before its lease can
-    have expired on the server (D - P after the cut), someone does once it has; healed, the old
-    leader finds its lease gone and follows."""
-    proxies = [TcpProxy(env.members[0].port, name=f"proxy-{i}") for i in range(3)]
-    try:
-        sidecars = [env.sidecar(f"replica-{i}", endpoints=proxies[i].url) for i in range(3)]
-        for s in sidecars:
-            s.start()
-        leader = the_leader(sidecars, FIRST_LEADER)
-        cut = proxies[sidecars.index(leader)]
-        others = [s for s in sidecars if s is not leader]
-        with Observer(sidecars) as obs:
-            token = leader.status()["fencingToken"]
-            time.sleep(2 * P)
-            t0 = time.time()
-            cut.partition()
-            wait_for(f"{leader.name} to stop claiming", lambda: not leader.leader(),
-                     R + slack(1))
-            log(f"{leader.name} stopped claiming {time.time() - t0:.2f}s after the cut (R={R}s)")
-            new = the_leader(others, EXPIRY_TAKEOVER)
-            t1 = time.time()
-            log(f"{new.name} leads {t1 - t0:.2f}s after the cut (D={D}s)")
-            check_took(t0, t1, EXPIRY_TAKEOVER, "takeover after the cut",
-                       least=D - P - slack(0.05))
-            check(new.status()["fencingToken"] > token, "token went up")
-            cut.heal()
-
-            def follows():
-                st = leader.status()
-                return st and not st["leader"] and st["holder"] == new.name
-            wait_for(f"{leader.name} to follow {new.name} after the heal", follows,
-                     R + P + slack(2))
-            time.sleep(2 * P)
-        safety(obs)
-    finally:
-        for p in proxies:
-            p.close()
 
 
 # ---- run mode on etcd (leasehold run --store etcd; run_cluster.RunCluster, the checks of the
@@ -621,37 +464,13 @@ def run_shards(env):
         g.end([r.name for r in rest])
 
 
-def check_logged(sidecar, words, timeout):
-    """Waits until a warning or error in `sidecar`'s log contains every one of `words`; returns
-    that line."""
-    def found():
-        for line in sidecar.log_lines():
-            text = json.dumps(line)
-            if line.get("level") in ("warn", "error") and all(w in text for w in words):
-                return text
-        return None
-    return wait_for(f"a warning of {sidecar.name} saying {words}", found, timeout)
-
-
-def keeps_running_not_leading(sidecar, words, timeout):
-    """`sidecar` runs on, says leader=false and logs a line with every one of `words`."""
-    line = check_logged(sidecar, words, timeout)
-    check(sidecar.alive(), f"{sidecar.name} exited: {sidecar.logs()[-800:]}")
-    st = sidecar.status()
-    check(st is not None and not st["leader"], f"{sidecar.name} must not lead: {st}")
-    log(f"{sidecar.name}: {line[:300]}")
-
-
 @scenario
 def bad_input(env):
-    """Bad endpoint, CA, permissions, a stray key, no password file: a clear message naming the
-    flag or the cause, exit 2 or a logged warning, never a crash."""
+    """A wrong CA, a user without permission on the prefix, a stray key, no password file: a
+    clear message naming the flag or the cause, exit 2 or a logged warning, never a crash. (The
+    unreachable endpoint and bad flags common to every store: tests/conformance, bad_input.)"""
     # How long a problem takes to show: a request deadline (R/2 in the product) and a retry P.
     shows = R + P + slack(2)
-    dead = f"https://127.0.0.1:{free_port()}"  # nothing listens there
-    s = env.sidecar("unreachable", endpoints=dead).start()
-    keeps_running_not_leading(s, [dead, "no answer"], shows)
-
     s = env.sidecar("wrong-ca", cacert=env.dir / "other-ca.crt").start()
     keeps_running_not_leading(s, ["TLS"], shows)
 

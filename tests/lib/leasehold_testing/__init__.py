@@ -43,7 +43,10 @@ check, ...`); the rest is imported from its module:
                    container names itself, a sidecar's environment in one
   etcd_env         EtcdEnv, EtcdSidecar: a real etcd cluster of 1 or 3 members (TLS, client
                    certificates, auth, a least-privilege user) and `leasehold --store etcd`
-                   sidecars; etcd's timings the bounds use (ETCD_EXPIRY_SCAN, ELECTION_TIMEOUT)
+                   sidecars; etcd's timings the bounds use (ETCD_EXPIRY_SCAN, ELECTION_TIMEOUT,
+                   EXPIRY_TAKEOVER)
+  stores           Store: what the conformance suite (tests/conformance) asks of a store, and
+                   the bounds that differ between stores; STORES by name
   control_plane    ControlPlane: the one wrapper of tests/realkube/start.sh
   tcp_proxy        TcpProxy: partitions, resets and latency for one client of a real server
   audit_log        AuditLog: kube-apiserver's audit log as events and counters

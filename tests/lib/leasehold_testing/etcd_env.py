@@ -29,7 +29,7 @@ from .shard_run_group import RUN_FLAGS as SHARD_RUN_FLAGS
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
-from .timings import TIMINGS, slack
+from .timings import TIMINGS, D, P, slack
 
 # etcd's lessor looks for expired leases every 500 ms (lease/lessor.go, expiredLeaseRetryInterval
 # and its revoke loop): a lease is revoked, and its key deleted, up to that long after its TTL.
@@ -39,6 +39,9 @@ ETCD_EXPIRY_SCAN = 0.5
 # much before it counts down (lessor.Promote).
 ELECTION_TIMEOUT = 1.0
 HEARTBEAT = ELECTION_TIMEOUT / 10
+# A takeover after the leader's lease expired: D after its last keep-alive (up to P before a kill
+# or a cut) plus etcd's scan, the deletion's watch event and the next key's range.
+EXPIRY_TAKEOVER = D + P + ETCD_EXPIRY_SCAN + slack(1)
 
 
 def b64(text):
@@ -381,5 +384,5 @@ def wait_gone(sidecar, timeout):
     return sidecar.reap()
 
 
-__all__ = ["ELECTION_TIMEOUT", "ETCD_EXPIRY_SCAN", "EtcdEnv", "EtcdIncarnation", "EtcdMember",
-           "EtcdRunReplica", "EtcdShardRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]
+__all__ = ["ELECTION_TIMEOUT", "ETCD_EXPIRY_SCAN", "EXPIRY_TAKEOVER", "EtcdEnv", "EtcdIncarnation",
+           "EtcdMember", "EtcdRunReplica", "EtcdShardRunReplica", "EtcdSidecar", "prefix_end", "wait_gone"]

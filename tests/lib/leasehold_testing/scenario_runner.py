@@ -70,7 +70,22 @@ class _Planes:
             plane.down()
 
 
-def _namespace_for(name):
+_SHARED_PLANES = None
+
+
+def shared_planes():
+    """One _Planes for the whole process (the conformance suite's realkube store: every
+    scenario of a pytest run on one control plane, as a scenario file's --real run), closed
+    when the process ends."""
+    global _SHARED_PLANES
+    if _SHARED_PLANES is None:
+        import atexit
+        _SHARED_PLANES = _Planes()
+        atexit.register(_SHARED_PLANES.close)
+    return _SHARED_PLANES
+
+
+def namespace_for(name):
     return (name.replace("_", "-")[:50] + "-" + os.urandom(2).hex()).lower()
 
 
@@ -145,18 +160,23 @@ def run_scenarios(scenarios, server_args=None, with_env=True):
 
 def _run_real(fn, name, sidecar_bin, planes):
     plane = planes.get(getattr(fn, "ha", False))
-    with RealEnv(sidecar_bin, plane=plane, namespace=_namespace_for(name),
+    with RealEnv(sidecar_bin, plane=plane, namespace=namespace_for(name),
                  chart_values=getattr(fn, "chart_values", None)) as env:
         fn(env)
-        # Every request the chart's RBAC refused fails the scenario (unless that is its point).
-        time.sleep(0.2)  # the audit log is written as requests finish
-        events = env.sidecar_events()
-        denied = env.forbidden()
-        starting = env.starting_forbidden()
-        log(f"audit: {len(events)} requests by the sidecars' ServiceAccounts, "
-            f"{len(denied)} forbidden (403)"
-            + (f", {len(starting)} more from a kube-apiserver still starting (its RBAC "
-               "cache not synced)" if starting else ""))
-        if denied and not getattr(fn, "allow_forbidden", False):
-            raise Failure(f"{len(denied)} request(s) refused by the chart's RBAC, first: "
-                          + "; ".join(env.describe_event(e) for e in denied[:3]))
+        check_forbidden(env, getattr(fn, "allow_forbidden", False))
+
+
+def check_forbidden(env, allow_forbidden=False):
+    """Every request the chart's RBAC refused a sidecar of RealEnv `env` fails the scenario
+    (unless that is its point)."""
+    time.sleep(0.2)  # the audit log is written as requests finish
+    events = env.sidecar_events()
+    denied = env.forbidden()
+    starting = env.starting_forbidden()
+    log(f"audit: {len(events)} requests by the sidecars' ServiceAccounts, "
+        f"{len(denied)} forbidden (403)"
+        + (f", {len(starting)} more from a kube-apiserver still starting (its RBAC "
+           "cache not synced)" if starting else ""))
+    if denied and not allow_forbidden:
+        raise Failure(f"{len(denied)} request(s) refused by the chart's RBAC, first: "
+                      + "; ".join(env.describe_event(e) for e in denied[:3]))

@@ -6,7 +6,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .checks import wait_for
+from .checks import check, log, wait_for
 from .http_calls import http_get
 from .ports import free_port
 from .timings import TIMINGS, slack
@@ -137,3 +137,24 @@ def the_leader(sidecars, timeout):
             return leaders[0]
         return None
     return wait_for("one leader that everybody agrees on", one, timeout)
+
+
+def check_logged(sidecar, words, timeout):
+    """Waits until a warning or error in `sidecar`'s log contains every one of `words`; returns
+    that line."""
+    def found():
+        for line in sidecar.log_lines():
+            text = json.dumps(line)
+            if line.get("level") in ("warn", "error") and all(w in text for w in words):
+                return text
+        return None
+    return wait_for(f"a warning of {sidecar.name} saying {words}", found, timeout)
+
+
+def keeps_running_not_leading(sidecar, words, timeout):
+    """`sidecar` runs on, says leader=false and logs a warning with every one of `words`."""
+    line = check_logged(sidecar, words, timeout)
+    check(sidecar.alive(), f"{sidecar.name} exited: {sidecar.logs()[-800:]}")
+    st = sidecar.status()
+    check(st is not None and not st["leader"], f"{sidecar.name} must not lead: {st}")
+    log(f"{sidecar.name}: {line[:300]}")
