@@ -14,11 +14,8 @@ import time
 from leasehold_testing import D, P, R, Observer, check, log, the_leader, wait_for
 from leasehold_testing.ports import free_port
 from leasehold_testing.timings import slack
-from leasehold_testing.zookeeper_env import SERVER_LAG, TICK
+from leasehold_testing.zookeeper_env import SERVER_LAG, SESSION, TICK
 
-# The session timeout the sidecars ask for and get (config::zkSessionTimeoutOf: D, or R + L + P
-# when longer; the members allow 2 to 40 ticks).
-SESSION = max(D, R + SERVER_LAG + P)
 # A session, a create and a read of the children: a few round trips.
 FIRST_LEADER = slack(5)
 # The servers expire a session SESSION after they last heard of it, rounded up to their next

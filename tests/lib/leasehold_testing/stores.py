@@ -39,7 +39,11 @@ from .ports import free_port
 from .real_env import RealEnv
 from .scenario_runner import check_forbidden, namespace_for, shared_planes
 from .tcp_proxy import TcpProxy
-from .timings import D, P, R, slack
+from .timings import D, P, R, duration_flag, slack
+from .zookeeper_env import SERVER_LAG as ZK_SERVER_LAG
+from .zookeeper_env import SESSION as ZK_SESSION
+from .zookeeper_env import TICK as ZK_TICK
+from .zookeeper_env import ZooKeeperEnv
 
 DEBIAN_ETCD = "/opt/leasehold/debian-etcd/usr/bin/etcd"
 
@@ -336,8 +340,93 @@ class Etcd34Store(EtcdStore):
         return os.environ.get("ETCD_BIN") or self.binaries.etcd34
 
 
+# ---- ZooKeeper: ephemeral-sequential nodes under the election's path -------------------------
+class ZooKeeperStore(Store):
+    """Debian's ZooKeeper 3.8.0 (ZooKeeperEnv: one member unless the scenario asks for more),
+    sidecars without credentials; partitions through a TcpProxy per sidecar
+    (start(partitionable=True))."""
+
+    name = "zookeeper"
+    has_members = True
+    # The servers expire a killed or cut-off leader's session SESSION after they last heard of
+    # it (at most a request interval before the fault), up to a tick late, then the deletion's
+    # watch event and one read.
+    earliest_takeover = ZK_SESSION - P
+    latest_takeover = ZK_SESSION + ZK_TICK + P + slack(1)
+    # SIGTERM deletes the node: the next candidate's watch fires at once.
+    handover = P + slack(0.5)
+    # A leader paused or cut off past its session finds it expired (on its next connection: the
+    # client reconnects within two thirds of the session timeout of silence, after a backoff of
+    # up to 2 s) and queues again behind the new leader.
+    follows_after_wake = ZK_SESSION + slack(3)
+    follows_after_heal = ZK_SESSION + slack(4)
+
+    def __enter__(self):
+        self.members = self.requested_members or 1
+        self.proxies = {}
+        self.env = ZooKeeperEnv(self.binaries.sidecar, lease=self.lease_name,
+                                members=self.members).__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.env.__exit__(exc_type, exc, tb)
+        finally:
+            for p in self.proxies.values():
+                p.close()
+
+    def start(self, n=3, partitionable=False):
+        sidecars = []
+        for i in range(n):
+            name = f"replica-{i}"
+            servers = None
+            if partitionable:
+                self.proxies[name] = TcpProxy(self.env.members[0].port, name=f"proxy-{i}")
+                servers = f"127.0.0.1:{self.proxies[name].port}"
+            sidecars.append(self.env.sidecar(name, servers=servers))
+        for s in sidecars:
+            s.start()
+        return sidecars
+
+    def partition(self, sidecar):
+        check(sidecar.name in self.proxies,
+              f"{sidecar.name} was not started partitionable (start(partitionable=True))")
+        self.proxies[sidecar.name].partition()
+
+    def heal(self, sidecar):
+        self.proxies[sidecar.name].heal()
+
+    @property
+    def scope(self):
+        return {"store": "zookeeper"}
+
+    def first_token(self):
+        nodes = self.env.contenders()
+        check(nodes, f"no contender under {self.env.lease_path()}")
+        return nodes[0]["czxid"]
+
+    def check_record(self, leader, sidecars):
+        nodes = self.env.contenders()
+        log(f"nodes: {nodes}")
+        check(len(nodes) == len(sidecars), f"one node per candidate: {nodes}")
+        check(nodes[0]["data"] == leader.name, f"the lowest node is the leader's: {nodes}")
+        token = leader.status()["fencingToken"]
+        check(token == nodes[0]["czxid"], f"the token is the lowest node's czxid: {token} / "
+              f"{nodes}")
+
+    def base_args(self):
+        return ["--store", "zookeeper", "--zk-servers", self.env.connect_string,
+                "--zk-server-lag", duration_flag(ZK_SERVER_LAG), "--lease-name", "x"]
+
+    def unreachable(self, name):
+        dead = f"127.0.0.1:{free_port()}"  # nothing listens there
+        s = self.env.sidecar(name, servers=dead).start()
+        return s, [dead, "no server of the connect string answered"]
+
+
 # The stores by name; conftest runs a scenario on those its --store options name.
-STORES = {s.name: s for s in (KubernetesStore, EtcdStore, Etcd34Store, RealKubernetesStore)}
-DEFAULT_STORES = ["kubernetes", "etcd"]
+STORES = {s.name: s for s in (KubernetesStore, EtcdStore, Etcd34Store, RealKubernetesStore,
+                              ZooKeeperStore)}
+DEFAULT_STORES = ["kubernetes", "etcd", "zookeeper"]
 
 __all__ = ["Binaries", "DEFAULT_STORES", "STORES", "Store"]

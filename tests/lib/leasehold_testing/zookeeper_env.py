@@ -23,7 +23,7 @@ from .checks import check, wait_for
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
-from .timings import TIMINGS, duration_flag, scaled, slack
+from .timings import D, P, R, TIMINGS, duration_flag, scaled, slack
 
 ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 # slf4j's simple logger, so that the members' logs say something (the package has no binding
@@ -35,6 +35,9 @@ SYNC_LIMIT = 4
 # A follower cut off from its leader answers its clients until its read of the leader times
 # out, tickTime x syncLimit, and its last report of their sessions may be a tick older.
 SERVER_LAG = TICK * (SYNC_LIMIT + 1)
+# The session timeout the sidecars here ask for and get: config::zkSessionTimeoutOf, D or
+# R + L + P when that is longer (within the members' 2 to 40 ticks).
+SESSION = max(D, R + SERVER_LAG + P)
 
 
 def available():
