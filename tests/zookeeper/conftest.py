@@ -17,14 +17,14 @@ def pytest_runtest_makereport(item, call):
     setattr(item, "report_" + report.when, report)
 
 
-def ensemble(request, members):
+def ensemble(request, members, tls=False):
     why = available()
     if why:
         pytest.fail(f"ZooKeeper is not installed here: {why}")
     binary = os.environ.get("LEASEHOLD_BIN")
     if not binary:
         pytest.fail("LEASEHOLD_BIN names no leasehold binary (ctest sets it)")
-    env = ZooKeeperEnv(binary, lease=request.node.name.split("[")[0], members=members)
+    env = ZooKeeperEnv(binary, lease=request.node.name.split("[")[0], members=members, tls=tls)
     env.__enter__()
     yield env
     report = getattr(request.node, "report_call", None)
@@ -41,3 +41,10 @@ def zk(request):
 def zk3(request):
     """Three members."""
     yield from ensemble(request, 3)
+
+
+@pytest.fixture
+def zk_tls(request):
+    """One member with a secureClientPort (Netty, a certificate of the env's CA for
+    127.0.0.1) beside its plain port."""
+    yield from ensemble(request, 1, tls=True)

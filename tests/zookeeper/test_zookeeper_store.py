@@ -8,7 +8,9 @@ first leader, kill -9, SIGTERM, SIGSTOP, partition) is the conformance suite's.
         /usr/bin/python3 -m pytest tests/zookeeper -k kazoo
 
 Every bound derives from D, R, P, slack() and the ensemble's TICK and SERVER_LAG."""
+import os
 import signal
+import subprocess
 import time
 
 from leasehold_testing import D, P, R, Observer, check, log, the_leader, wait_for
@@ -251,3 +253,42 @@ def test_foreign_nodes(zk):
     check(len(named) == 1 and "foreign" in named[0].get("nodes", ""),
           f"the foreign nodes named once: {named}")
     check(leader is sidecars[0], "the first contender leads")
+
+
+def test_tls(zk_tls):
+    """TLS to a secureClientPort, verified: a sidecar with the servers' CA leads; one with
+    another CA, and one speaking TLS to the plain port, are refused the connection, say so and
+    keep trying without leading."""
+    env = zk_tls
+    good = env.sidecar("good", servers=env.secure_connect_string,
+                       extra_args=["--zk-cacert", str(env.dir / "ca.crt")]).start()
+    wait_for("good to lead over TLS", good.leader, FIRST_LEADER)
+    check(session_server(good, slack(1)) == env.members[0].secure_address,
+          "its session is on the secure port")
+    wrong_ca = env.sidecar("wrong-ca", servers=env.secure_connect_string,
+                           extra_args=["--zk-cacert", str(env.dir / "other-ca.crt")]).start()
+    plain = env.sidecar("plain", extra_args=["--zk-tls", "--zk-cacert",
+                                             str(env.dir / "ca.crt")]).start()
+    for s in (wrong_ca, plain):
+        keeps_running_not_leading(s, ["TLS handshake"], 2 * D + slack(3))
+    check("certificate" in wrong_ca.log_path.read_text(errors="replace"),
+          "the wrong CA's failure names the certificate")
+    check(good.leader() and len(env.contenders()) == 1, "only the verified one is a contender")
+
+
+def test_wire_client_on_a_real_server(zk_tls):
+    """The wire client's own checks against this real server (zookeeper_test's
+    ZkRealServerTest: an ephemeral-sequential node, watches, pings, creator-only ACLs, a
+    container node, TLS verified and refused for another name), run here so they never skip."""
+    binary = os.environ.get("ZOOKEEPER_TEST_BIN")
+    check(binary, "ZOOKEEPER_TEST_BIN names no zookeeper_test binary (ctest sets it)")
+    env = zk_tls
+    out = subprocess.run(
+        [binary, "--gtest_filter=ZkRealServerTest.*"], capture_output=True, text=True,
+        timeout=slack(120),
+        env={**os.environ, "LEASEHOLD_ZK_TEST_SERVERS": env.connect_string,
+             "LEASEHOLD_ZK_TEST_TLS_SERVERS": env.secure_connect_string,
+             "LEASEHOLD_ZK_TEST_CA": str(env.dir / "ca.crt")})
+    log(out.stdout[-3000:])
+    check(out.returncode == 0, f"ZkRealServerTest failed: {out.stdout[-2000:]}{out.stderr[-500:]}")
+    check("SKIPPED" not in out.stdout, "no check skipped")

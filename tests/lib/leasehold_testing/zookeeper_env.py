@@ -29,6 +29,9 @@ ZOOKEEPER_JAR = Path("/usr/share/java/zookeeper.jar")
 # slf4j's simple logger, so that the members' logs say something (the package has no binding
 # of its own: without one slf4j drops every line).
 SLF4J_SIMPLE = Path("/usr/share/java/slf4j-simple.jar")
+# A secureClientPort needs the Netty connection factory, whose codec and resolver jars the
+# package's zookeeper.jar manifest does not name.
+NETTY_JARS = [Path("/usr/share/java/netty-codec.jar"), Path("/usr/share/java/netty-resolver.jar")]
 KAZOO_PYTHON = "/usr/bin/python3"
 TICK = scaled(0.1)
 SYNC_LIMIT = 4
@@ -76,6 +79,8 @@ class ZooKeeperMember:
         self.name = f"zk{myid}"
         self.port, self.quorum_port, self.election_port = port, quorum_port, election_port
         self.address = f"127.0.0.1:{port}"
+        self.secure_port = free_port() if env.tls else None
+        self.secure_address = f"127.0.0.1:{self.secure_port}" if env.tls else None
         self.proc = None
 
     def write_config(self, servers):
@@ -92,12 +97,21 @@ class ZooKeeperMember:
         if len(servers) > 1:
             lines += [f"server.{m.myid}=127.0.0.1:{m.quorum_port}:{m.election_port}"
                       for m in servers]
+        if self.env.tls:
+            e = self.env.dir
+            lines += ["serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+                      f"secureClientPort={self.secure_port}", "secureClientPortAddress=127.0.0.1",
+                      f"ssl.keyStore.location={e / 'server-keystore.pem'}",
+                      "ssl.keyStore.type=PEM", f"ssl.trustStore.location={e / 'ca.crt'}",
+                      "ssl.trustStore.type=PEM", "ssl.clientAuth=none"]
         (d / "zoo.cfg").write_text("\n".join(lines) + "\n")
 
     def start(self):
         d = self.env.dir / self.name
         log_file = open(self.env.dir / f"{self.name}.log", "ab")
         classpath = [str(ZOOKEEPER_JAR)] + ([str(SLF4J_SIMPLE)] if SLF4J_SIMPLE.exists() else [])
+        if self.env.tls:
+            classpath += [str(j) for j in NETTY_JARS]
         self.proc = subprocess.Popen(
             ["java", "-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
              "-Dorg.slf4j.simpleLogger.showDateTime=true",
@@ -141,10 +155,11 @@ class ZooKeeperEnv(SidecarHost):
 
     namespace = "default"  # unused by the ZooKeeper store; Sidecar's constructor reads it
 
-    def __init__(self, sidecar_bin, lease="demo", members=1, chroot=""):
+    def __init__(self, sidecar_bin, lease="demo", members=1, chroot="", tls=False):
         self.sidecar_bin = str(sidecar_bin)
         self.lease = lease
         self.chroot = chroot
+        self.tls = tls
         self.tmp = tempfile.TemporaryDirectory(prefix="leasehold-zk-")
         self.dir = Path(self.tmp.name)
         self.processes = []
@@ -157,6 +172,8 @@ class ZooKeeperEnv(SidecarHost):
         try:
             why = available()
             check(why is None, f"no ZooKeeper: {why}")
+            if self.tls:
+                self.make_certs()
             for m in self.members:
                 m.write_config(self.members)
             for m in self.members:
@@ -170,6 +187,28 @@ class ZooKeeperEnv(SidecarHost):
 
     def __exit__(self, exc_type, exc, tb):
         self.close(exc_type is not None)
+
+    def make_certs(self):
+        """A CA, the members' certificate for 127.0.0.1 (a PEM key store: key, then
+        certificate) and another CA that signed nothing here."""
+        d = self.dir
+        for name in ("ca", "other-ca"):
+            self.openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                         f"/CN=leasehold-zk-{name}", "-keyout", d / f"{name}.key",
+                         "-out", d / f"{name}.crt")
+        self.openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=zookeeper",
+                     "-keyout", d / "server.key", "-out", d / "server.csr")
+        (d / "server.ext").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+                                      "extendedKeyUsage=serverAuth\n")
+        self.openssl("x509", "-req", "-in", d / "server.csr", "-CA", d / "ca.crt", "-CAkey",
+                     d / "ca.key", "-CAcreateserial", "-days", "2", "-extfile",
+                     d / "server.ext", "-out", d / "server.crt")
+        (d / "server-keystore.pem").write_text((d / "server.key").read_text() +
+                                               (d / "server.crt").read_text())
+
+    @property
+    def secure_connect_string(self):
+        return ",".join(m.secure_address for m in self.members) + self.chroot
 
     @property
     def connect_string(self):
