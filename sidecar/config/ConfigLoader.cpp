@@ -1,8 +1,8 @@
 // Flags, environment and the YAML file into one validated Config (contract in ConfigLoader.h).
-// Why ~900 lines: one table of every setting (--store etcd's included) (flag, variable, file key,
-// parser, validation) and the precedence rules over it, run mode's settings and `run ... -- CMD`
-// included; the parsers and checks that are not specific to this table live in their own files
-// (DurationParser, ListenAddress, KubernetesNameRules, Utf8, ConfigFile).
+// Why ~1,100 lines: one table of every setting (--store etcd's and zookeeper's included) (flag,
+// variable, file key, parser, validation) and the precedence rules over it, run mode's settings and
+// `run ... -- CMD` included; the parsers and checks that are not specific to this table live in
+// their own files (DurationParser, ListenAddress, KubernetesNameRules, Utf8, ConfigFile).
 #include "config/ConfigLoader.h"
 
 #include <unistd.h>
