@@ -45,6 +45,11 @@ check, ...`); the rest is imported from its module:
                    certificates, auth, a least-privilege user) and `leasehold --store etcd`
                    sidecars; etcd's timings the bounds use (ETCD_EXPIRY_SCAN, ELECTION_TIMEOUT,
                    EXPIRY_TAKEOVER)
+  zookeeper_env    ZooKeeperEnv, ZooKeeperSidecar, KazooElection: Debian's ZooKeeper 3.8.0 (1
+                   or 3 members, a secureClientPort with tls=True), `leasehold --store
+                   zookeeper` sidecars and kazoo's Election beside them; TICK, SERVER_LAG,
+                   SESSION
+  member_process   MemberProcess: a cluster member's process (alive, signal, kill -9)
   stores           Store: what the conformance suite (tests/conformance) asks of a store, and
                    the bounds that differ between stores; STORES by name
   control_plane    ControlPlane: the one wrapper of tests/realkube/start.sh

@@ -26,6 +26,7 @@ from .run_cluster import RunCommand
 from .run_mode import run_args
 from .shard_run_group import N as SHARD_RUN_N
 from .shard_run_group import RUN_FLAGS as SHARD_RUN_FLAGS
+from .member_process import MemberProcess
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
@@ -260,7 +261,7 @@ class EtcdEnv(SidecarHost):
             print(f"(could not read them: {e})")
 
 
-class EtcdMember:
+class EtcdMember(MemberProcess):
     """One etcd member of EtcdEnv's cluster: client URL over TLS on loopback, peers over plain
     HTTP on loopback, its data dir and log in the env's dir. kill() and start() again (same data
     dir) restart it; signal() pauses it."""
@@ -295,9 +296,6 @@ class EtcdMember:
         self.env.processes.append(self.proc)
         return self
 
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
     def healthy(self):
         check(self.alive(), f"etcd {self.name} exited {self.proc.returncode} "
               f"(etcd-{self.name}.log)")
@@ -313,13 +311,6 @@ class EtcdMember:
         # second; 20 s on release is for a loaded machine.
         wait_for(f"etcd {self.name} to answer /health", self.healthy, slack(20), interval=0.1)
 
-    def signal(self, sig):
-        self.proc.send_signal(sig)
-
-    def kill(self):
-        """kill -9, and the process reaped."""
-        self.proc.kill()
-        self.proc.wait(timeout=slack(10))
 
 
 class EtcdSidecar(Sidecar):

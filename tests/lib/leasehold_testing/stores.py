@@ -225,8 +225,44 @@ class RealKubernetesStore(KubernetesStore):
         self.env.__exit__(exc_type, exc, tb)
 
 
+class ProxiedStore(Store):
+    """A store whose sidecars may each reach it through a TcpProxy of their own (to the first
+    member), so that partition() cuts one sidecar alone. The subclass says how a sidecar is
+    pointed at its proxy (sidecar_through) and sets self.proxies = {} in __enter__."""
+
+    def sidecar_through(self, name, proxy):
+        raise NotImplementedError
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.env.__exit__(exc_type, exc, tb)
+        finally:
+            for p in self.proxies.values():
+                p.close()
+
+    def start(self, n=3, partitionable=False):
+        if not partitionable:
+            return self.env.start_sidecars(n)
+        sidecars = []
+        for i in range(n):
+            name = f"replica-{i}"
+            self.proxies[name] = TcpProxy(self.env.members[0].port, name=f"proxy-{i}")
+            sidecars.append(self.sidecar_through(name, self.proxies[name]))
+        for s in sidecars:
+            s.start()
+        return sidecars
+
+    def partition(self, sidecar):
+        check(sidecar.name in self.proxies,
+              f"{sidecar.name} was not started partitionable (start(partitionable=True))")
+        self.proxies[sidecar.name].partition()
+
+    def heal(self, sidecar):
+        self.proxies[sidecar.name].heal()
+
+
 # ---- etcd: keys with leases under the election's prefix ----------------------------------------
-class EtcdStore(Store):
+class EtcdStore(ProxiedStore):
     """A real etcd (EtcdEnv: TLS, client certificates, auth, the least-privilege user lh), one
     member unless the scenario asks for more (conftest's `members` marker). Partitions go
     through a TcpProxy per sidecar (start(partitionable=True)). `expect_version`: fail unless
@@ -269,32 +305,8 @@ class EtcdStore(Store):
             raise
         return self
 
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.env.__exit__(exc_type, exc, tb)
-        finally:
-            for p in self.proxies.values():
-                p.close()
-
-    def start(self, n=3, partitionable=False):
-        if not partitionable:
-            return self.env.start_sidecars(n)
-        sidecars = []
-        for i in range(n):
-            name = f"replica-{i}"
-            self.proxies[name] = TcpProxy(self.env.members[0].port, name=f"proxy-{i}")
-            sidecars.append(self.env.sidecar(name, endpoints=self.proxies[name].url))
-        for s in sidecars:
-            s.start()
-        return sidecars
-
-    def partition(self, sidecar):
-        check(sidecar.name in self.proxies,
-              f"{sidecar.name} was not started partitionable (start(partitionable=True))")
-        self.proxies[sidecar.name].partition()
-
-    def heal(self, sidecar):
-        self.proxies[sidecar.name].heal()
+    def sidecar_through(self, name, proxy):
+        return self.env.sidecar(name, endpoints=proxy.url)
 
     @property
     def scope(self):
@@ -341,7 +353,7 @@ class Etcd34Store(EtcdStore):
 
 
 # ---- ZooKeeper: ephemeral-sequential nodes under the election's path -------------------------
-class ZooKeeperStore(Store):
+class ZooKeeperStore(ProxiedStore):
     """Debian's ZooKeeper 3.8.0 (ZooKeeperEnv: one member unless the scenario asks for more),
     sidecars without credentials; partitions through a TcpProxy per sidecar
     (start(partitionable=True))."""
@@ -368,33 +380,8 @@ class ZooKeeperStore(Store):
                                 members=self.members).__enter__()
         return self
 
-    def __exit__(self, exc_type, exc, tb):
-        try:
-            self.env.__exit__(exc_type, exc, tb)
-        finally:
-            for p in self.proxies.values():
-                p.close()
-
-    def start(self, n=3, partitionable=False):
-        sidecars = []
-        for i in range(n):
-            name = f"replica-{i}"
-            servers = None
-            if partitionable:
-                self.proxies[name] = TcpProxy(self.env.members[0].port, name=f"proxy-{i}")
-                servers = f"127.0.0.1:{self.proxies[name].port}"
-            sidecars.append(self.env.sidecar(name, servers=servers))
-        for s in sidecars:
-            s.start()
-        return sidecars
-
-    def partition(self, sidecar):
-        check(sidecar.name in self.proxies,
-              f"{sidecar.name} was not started partitionable (start(partitionable=True))")
-        self.proxies[sidecar.name].partition()
-
-    def heal(self, sidecar):
-        self.proxies[sidecar.name].heal()
+    def sidecar_through(self, name, proxy):
+        return self.env.sidecar(name, servers=f"127.0.0.1:{proxy.port}")
 
     @property
     def scope(self):

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .checks import check, wait_for
+from .member_process import MemberProcess
 from .ports import free_port
 from .sidecar import Sidecar
 from .sidecar_host import SidecarHost
@@ -70,7 +71,7 @@ def four_letter(port, word, timeout=None):
         return ""
 
 
-class ZooKeeperMember:
+class ZooKeeperMember(MemberProcess):
     """One member: start() (again after kill(): same data dir), signal() pauses it, mode() says
     leader, follower or standalone ("" while it does not serve)."""
 
@@ -123,9 +124,6 @@ class ZooKeeperMember:
         self.env.processes.append(self.proc)
         return self
 
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
     def mode(self):
         check(self.proc is None or self.alive(),
               f"ZooKeeper {self.name} exited {self.proc and self.proc.returncode} "
@@ -140,13 +138,6 @@ class ZooKeeperMember:
         wait_for(f"ZooKeeper {self.name} to serve", lambda: self.mode() != "", slack(30),
                  interval=0.1)
 
-    def signal(self, sig):
-        self.proc.send_signal(sig)
-
-    def kill(self):
-        """kill -9, and the process reaped."""
-        self.proc.kill()
-        self.proc.wait(timeout=slack(10))
 
 
 class ZooKeeperEnv(SidecarHost):
