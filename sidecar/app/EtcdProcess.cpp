@@ -21,14 +21,10 @@ int runEtcdProcess(const config::Config& cfg, const log::Logger& logger) {
   std::string problem;
   etcd::EtcdGateway::Options options;
   options.endpoints = cfg.etcdEndpoints;
-  for (const auto& [flag, path, pem] :
-       {std::tuple{"etcd-cacert", &cfg.etcdCacert, &options.tls.caPem},
-        std::tuple{"etcd-cert", &cfg.etcdCert, &options.tls.clientCertPem},
-        std::tuple{"etcd-key", &cfg.etcdKey, &options.tls.clientKeyPem}}) {
-    if (path->empty()) continue;
-    auto content = readStartupFile(flag, *path, problem);
-    if (!content) return failToStart(problem);
-    *pem = std::move(*content);
+  if (auto tlsProblem = readPemFiles({{"etcd-cacert", &cfg.etcdCacert, &options.tls.caPem},
+                                      {"etcd-cert", &cfg.etcdCert, &options.tls.clientCertPem},
+                                      {"etcd-key", &cfg.etcdKey, &options.tls.clientKeyPem}})) {
+    return failToStart(*tlsProblem);
   }
   if (!cfg.etcdUser.empty()) {
     auto password = readPasswordFile("etcd-password-file", cfg.etcdPasswordFile, problem);

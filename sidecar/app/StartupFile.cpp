@@ -17,6 +17,17 @@ std::optional<std::string> readStartupFile(const std::string& flag, const std::s
   return content.str();
 }
 
+std::optional<std::string> readPemFiles(std::initializer_list<PemFile> files) {
+  std::string problem;
+  for (const auto& f : files) {
+    if (f.path->empty()) continue;
+    auto content = readStartupFile(f.flag, *f.path, problem);
+    if (!content) return problem;
+    *f.pem = std::move(*content);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> readPasswordFile(const std::string& flag, const std::string& path,
                                             std::string& problem) {
   auto password = readStartupFile(flag, path, problem);

@@ -25,13 +25,10 @@ int runZooKeeperProcess(const config::Config& cfg, const log::Logger& logger) {
   options.requestTimeout = cfg.timings.requestDeadline();
   if (cfg.zkTls || !cfg.zkCacert.empty() || !cfg.zkCert.empty()) {
     net::TlsOptions tls;
-    for (const auto& [flag, path, pem] : {std::tuple{"zk-cacert", &cfg.zkCacert, &tls.caPem},
-                                          std::tuple{"zk-cert", &cfg.zkCert, &tls.clientCertPem},
-                                          std::tuple{"zk-key", &cfg.zkKey, &tls.clientKeyPem}}) {
-      if (path->empty()) continue;
-      auto content = readStartupFile(flag, *path, problem);
-      if (!content) return failToStart(problem);
-      *pem = std::move(*content);
+    if (auto tlsProblem = readPemFiles({{"zk-cacert", &cfg.zkCacert, &tls.caPem},
+                                        {"zk-cert", &cfg.zkCert, &tls.clientCertPem},
+                                        {"zk-key", &cfg.zkKey, &tls.clientKeyPem}})) {
+      return failToStart(*tlsProblem);
     }
     options.tls = std::move(tls);
   }
