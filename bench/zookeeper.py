@@ -9,8 +9,9 @@ kazoo: KazooClient(timeout=SESSION_S), which pings every timeout/3 less a jitter
   handover  SIGTERM to the leader -> the next candidate's "became leader" (its log's time).
             leasehold deletes its node; the kazoo candidate ends its term (the recipe's Lock
             deletes its node), then closes its session
-  failover  kill -9 of the leader -> the server expires its session ("Expiring session" in the
-            server's log, ms resolution) -> the next candidate's "became leader"
+  failover  kill -9 of the leader at a random phase of its pings -> the server expires its
+            session ("Expiring session" in the server's log, ms resolution) -> the next
+            candidate's "became leader"
   requests  packets each candidate's connection sent the server over a window with 3 idle
             candidates (`cons`: recved per session id), per minute, leader and follower; and the
             server's packets_received (`mntr`) over the same window, per candidate
@@ -20,6 +21,7 @@ A candidate stopped by a repetition is started again (same identity), at the bac
 Writes results["zookeeper"]; zookeeper_markdown renders it."""
 import datetime
 import json
+import random
 import re
 import signal
 import subprocess
@@ -198,7 +200,10 @@ def measure(kind, env, sidecar_bin, prof):
         leader = new
         time.sleep(2 * P)
     for rep in range(prof["failovers"]):
-        time.sleep(2 * P)
+        # at a random phase of either kind's pings (kazoo's come every timeout/3 less a
+        # jitter): right after the new leader's reads, the server would have heard of a kazoo
+        # leader just now, of leasehold's within P, whenever the kill comes
+        time.sleep(2 * P + random.uniform(0, SESSION_S / 3))
         sid = leader.session_id()
         t0 = time.time()
         leader.proc.kill()
@@ -290,5 +295,28 @@ def zookeeper_markdown(Z):
           "| measure | leasehold --store zookeeper | kazoo's Election (bench/kazoo_candidate.py) |",
           "|---|---|---|"]
     md += ["| " + " | ".join(r) + " |" for r in rows]
-    md += ["", "No goals: the figures beside kazoo's, on the same server in the same run."]
+    md += ["", "No goals: the figures beside kazoo's, on the same server in the same run.", "",
+           "Method (bench/zookeeper.py). One ZooKeeper server on loopback (leasehold_testing's "
+           f"ZooKeeperEnv: tickTime {Z['tick_ms']} ms, session timeouts 2-40 ticks, forceSync=no, "
+           "4lw mntr and cons), used by both kinds one after the other, each on a path of its "
+           "own. 3 candidates of each kind, started one by one (each queued before the next); a "
+           "candidate stopped by a repetition is started again with the same identity, at the "
+           "back of the queue. Both ask for the same session timeout (leasehold "
+           "`--zk-session-timeout`, kazoo `KazooClient(timeout=...)`); `cons` shows what the "
+           "server granted. leasehold: `--renew-deadline 1.5s --retry-period 300ms "
+           "--zk-server-lag 0s` (a single server), so it pings every 0.3 s; kazoo pings when "
+           "its connection has been quiet for timeout/3 less a random 0-0.4 s. The kazoo "
+           "candidate (bench/kazoo_candidate.py) runs `Election(path, identity).run(lead)` in "
+           "a thread; SIGTERM (taken by sigwait in the main thread) ends a leader's term, so "
+           "the recipe's Lock deletes its node, or cancels a queued acquire, then closes the "
+           "session. Handover: the bench's clock at the SIGTERM -> the new leader's own "
+           "\"became leader\" log line (same host clock). Failover: kill -9 -> the server's "
+           "\"Expiring session 0x...\" log line (its clock, ms) -> \"became leader\"; the kill "
+           "closes the socket at once, so the server last heard of the session at its last "
+           "ping, up to one ping interval before the kill, and expires it on the first tick "
+           "boundary after that + the timeout: kill -> expiry lies in [T - ping interval, "
+           "T + tick]. Packets: `cons` recved of each candidate's session over the idle window "
+           "(3 candidates, before any disturbance), and `mntr` zk_packets_received over the "
+           "same window / 3. RSS and threads: /proc/PID/status of the candidate process (the "
+           "sidecar; the kazoo Python process) at the end of that window."]
     return "\n".join(md)
