@@ -13,6 +13,7 @@ from pathlib import Path
 from scale_report import scale_goals, scale_markdown
 from settings import BASELINE_LABEL, GOALS
 from etcd import etcd_markdown
+from zookeeper import zookeeper_markdown
 from node import node_markdown
 from renew import renew_goals, renew_markdown
 from shards import shards_goals, shards_markdown
@@ -186,6 +187,8 @@ def render(doc):
     label = BASELINE_LABEL[baseline].format(version=meta.get("clientgo", {}).get("client_go"))
     if set(results) == {"etcd"}:  # its own baseline, in its own table
         label = "etcd's concurrency.Election (bench/etcdgo)"
+    if set(results) == {"zookeeper"}:
+        label = "kazoo's Election recipe (bench/kazoo_candidate.py)"
     table = goals_and_table(results, baseline, label)[1]
     info = meta.get("server_info", {})
     where = (info["kind"] if "kind" in info else
@@ -199,7 +202,7 @@ def render(doc):
               f"{' '.join(meta['machine']['loadavg_end'] or [])} at end; nice {meta['nice']}; "
               f"{meta['seconds']} s.\n"
               f"Server: {where}. Baseline: {label}, same server, same run.\n"
-              + ("" if set(results) in ({"node"}, {"etcd"}, {"renew"}) else
+              + ("" if set(results) in ({"node"}, {"etcd"}, {"renew"}, {"zookeeper"}) else
                  "Scaled figures (D=2s R=1.5s P=0.3s): failover and handover; the rest at "
                  "15s/10s/2s.\n") + "\n")
     text = header + table + "\n"
@@ -213,6 +216,8 @@ def render(doc):
         text += "\n" + node_markdown(results["node"]) + "\n"
     if "etcd" in results:
         text += "\n" + etcd_markdown(results["etcd"]) + "\n"
+    if "zookeeper" in results:
+        text += "\n" + zookeeper_markdown(results["zookeeper"]) + "\n"
     early = results.get("failover", {}).get("client-go", {}).get("before_expiry")
     if early:
         text += (f"\nclient-go took over before the lease could expire in {early} of "

@@ -49,7 +49,8 @@ SECTIONS = ("load", "failover", "handover", "request", "http", "startup")
 # Only when named (--only shards): issue 15's goals (shards.py).
 # Only when named, alone (--only node): a single-node cluster with a real kubelet (node.py).
 # Only when named (--only renew): issue 40's timings beside today's and client-go's (renew.py).
-EXTRA_SECTIONS = ("scale", "shards", "node", "etcd", "renew")
+# Only when named, alone (--only zookeeper): beside kazoo's Election on one server (zookeeper.py).
+EXTRA_SECTIONS = ("scale", "shards", "node", "etcd", "renew", "zookeeper")
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 # scale: replicas on one Lease, Lease counts x per_lease replicas, the window of each point and
