@@ -130,8 +130,9 @@ class ZooKeeperScenario(EtcdScenario):
         out["zookeeper"] = self.version
         out["session_s"] = SESSION
         took = self.takeovers() if self.t0 else []
-        # Clean takeovers only (takeovers); the others are counted.
-        out["takeover_after_kill_s"] = [s for why, s, clean in took if why == "kill" and clean]
-        out["takeover_after_term_s"] = [s for why, s, clean in took if why == "term" and clean]
-        out["takeovers_with_other_faults"] = sum(1 for _, _, clean in took if not clean)
+        # Every takeover (takeovers), and the clean ones (no other fault in between) apart.
+        out["takeover_after_kill_s"] = [s for why, s, _ in took if why == "kill"]
+        out["takeover_after_term_s"] = [s for why, s, _ in took if why == "term"]
+        out["clean_takeover_after_kill_s"] = [s for why, s, c in took if why == "kill" and c]
+        out["clean_takeover_after_term_s"] = [s for why, s, c in took if why == "term" and c]
         return out
