@@ -14,6 +14,7 @@ serving), the SIGSTOP lengths (the session timeout, not D, is what a paused proc
 and the liveness bound (a dead holder's session expiry, below).
 """
 from leasehold_testing import D, P, R
+from leasehold_testing.kube_time import epoch
 from leasehold_testing.timings import slack
 from leasehold_testing.zookeeper_env import SERVER_LAG, TICK, ZooKeeperIncarnation, four_letter
 from etcd_scenario import EtcdScenario
@@ -103,12 +104,20 @@ class ZooKeeperScenario(EtcdScenario):
 
     # ---- measurements ------------------------------------------------------------------
     def takeovers(self):
-        """[(kind, seconds, clean)]: from each leader we killed (kill -9) or SIGTERMed to the
-        first answer leader=true of another process; clean when no other fault (nor the heal)
-        came in between, only the restart of the slot, so that the time is the store's alone."""
+        """[(kind, seconds, clean)]: from each leader we killed (kill -9) or SIGTERMed while it
+        claimed to the first answer leader=true of another process; clean when no other fault
+        (nor the heal) came in between, only the restart of the slot, so that the time is the
+        store's alone."""
         out = []
         for t, why, old in self.leader_ends:
+            # Only a process that claimed when we ended it: its last answer before then said
+            # leader=true with a validUntil still ahead (the schedule's "leader" is its sampler's
+            # last answer, which a paused or cut-off process may have outlived).
             if t is None:
+                continue
+            last = [st for t0, _, st in old.samples if t0 < t and st]
+            if not last or not last[-1].get("leader") or \
+                    epoch(last[-1].get("validUntil") or "1970-01-01T00:00:00Z") <= t:
                 continue
             first = None
             for inc in self.incarnations:
