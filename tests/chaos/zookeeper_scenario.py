@@ -104,20 +104,28 @@ class ZooKeeperScenario(EtcdScenario):
 
     # ---- measurements ------------------------------------------------------------------
     def takeovers(self):
-        """[(kind, seconds, clean)]: from each leader we killed (kill -9) or SIGTERMed while it
-        claimed to the first answer leader=true of another process; clean when no other fault
+        """[(kind, seconds, clean)]: from each healthy leader we killed (kill -9) or SIGTERMed
+        to the first answer leader=true of another process; clean when no other fault
         (nor the heal) came in between, only the restart of the slot, so that the time is the
         store's alone."""
         out = []
         for t, why, old in self.leader_ends:
-            # Only a process that claimed when we ended it: its last answer before then said
-            # leader=true with a validUntil still ahead (the schedule's "leader" is its sampler's
-            # last answer, which a paused or cut-off process may have outlived).
+            # Only a healthy leader: its last answer before we ended it said leader=true with a
+            # validUntil at least R - P - 0.1 s ahead (a renewal answered within P and a round
+            # trip). The schedule's "leader" is its sampler's last answer, which a paused or
+            # cut-off process outlives (seed 20261208 scenario 2: the "leader" killed at +5.48
+            # had been SIGSTOPped at +2.13, its last validUntil 3.1 s past; another had led
+            # since +4.45), and a claim about to lapse anyway is no crash's takeover either.
             if t is None:
                 continue
             last = [st for t0, _, st in old.samples if t0 < t and st]
-            if not last or not last[-1].get("leader") or \
-                    epoch(last[-1].get("validUntil") or "1970-01-01T00:00:00Z") <= t:
+            if self.args.verbose:
+                ahead = epoch(last[-1]["validUntil"]) - t if last and last[-1].get("leader") \
+                    else None
+                print(f"    {why} {old.label} at +{t - self.t0:.3f}: its last answer "
+                      f"{'leader, validUntil ahead by ' + format(ahead, '.3f') if ahead is not None else 'not leader'}")
+            if not last or not last[-1].get("leader") or epoch(
+                    last[-1].get("validUntil") or "1970-01-01T00:00:00Z") < t + R - P - 0.1:
                 continue
             first = None
             for inc in self.incarnations:
