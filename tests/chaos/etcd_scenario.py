@@ -225,8 +225,8 @@ class EtcdScenario(Scenario):
             m.kill()
             self.faulted_members[m] = "killed"
             self.later(p["dur"], lambda: self.resume_member(m), f"resume {m.name} (start)")
-            self.note(f"kill -9 {self.store_name} {m.name}{f' ({self.leader_word})' if raft else ''}"
-                      f", start in {p['dur']}s")
+            led = f" ({self.leader_word})" if raft else ""
+            self.note(f"kill -9 {self.store_name} {m.name}{led}, start in {p['dur']}s")
         else:
             for m in victims:
                 m.signal(signal.SIGSTOP)

@@ -122,8 +122,9 @@ class ZooKeeperScenario(EtcdScenario):
             if self.args.verbose:
                 ahead = epoch(last[-1]["validUntil"]) - t if last and last[-1].get("leader") \
                     else None
-                print(f"    {why} {old.label} at +{t - self.t0:.3f}: its last answer "
-                      f"{'leader, validUntil ahead by ' + format(ahead, '.3f') if ahead is not None else 'not leader'}")
+                said = "not leader" if ahead is None else \
+                    f"leader, validUntil ahead by {ahead:.3f} s"
+                print(f"    {why} {old.label} at +{t - self.t0:.3f}: its last answer {said}")
             if not last or not last[-1].get("leader") or epoch(
                     last[-1].get("validUntil") or "1970-01-01T00:00:00Z") < t + R - P - 0.1:
                 continue
