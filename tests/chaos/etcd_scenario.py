@@ -63,7 +63,13 @@ def members_of(seed, k):
 
 
 class EtcdScenario(Scenario):
-    """Scenario's schedule on a fresh EtcdEnv of 1 or 3 members (members_of)."""
+    """Scenario's schedule on a fresh EtcdEnv of 1 or 3 members (members_of).
+
+    zookeeper_scenario.ZooKeeperScenario is this class on a ZooKeeper ensemble: the proxies,
+    the member faults, the heal and the checks are the same; what names the store is behind
+    the class attributes below and server_version, wait_member, raft_leader, members_status."""
+    store_name = "etcd"         # the store's name in notes, results and observations.json
+    leader_word = "raft leader"  # the member that decides (etcd's raft leader)
 
     def __init__(self, env, seed, k, args, workdir):
         self.members = env.members
@@ -81,7 +87,10 @@ class EtcdScenario(Scenario):
         self.slot_latency = [{} for _ in range(self.n)]  # slot -> {rule id: (seconds, dir)}
         self.faulted_members = {}  # member -> "stopped" | "killed", while the fault lasts
         self.member_heal = 0.0
-        self.version = ".".join(map(str, env.server_version()))
+        self.version = self.server_version()
+
+    def server_version(self):
+        return ".".join(map(str, self.env.server_version()))
 
     def fault_params(self, kind):
         rng = self.rng
@@ -216,16 +225,16 @@ class EtcdScenario(Scenario):
             m.kill()
             self.faulted_members[m] = "killed"
             self.later(p["dur"], lambda: self.resume_member(m), f"resume {m.name} (start)")
-            self.note(f"kill -9 etcd {m.name}{' (raft leader)' if raft else ''}, start in "
-                      f"{p['dur']}s")
+            led = f" ({self.leader_word})" if raft else ""
+            self.note(f"kill -9 {self.store_name} {m.name}{led}, start in {p['dur']}s")
         else:
             for m in victims:
                 m.signal(signal.SIGSTOP)
                 self.faulted_members[m] = "stopped"
                 self.later(p["dur"], lambda m=m: self.resume_member(m), f"resume {m.name}")
             lost = " (quorum lost)" if kind == "quorum_loss" else ""
-            raft_note = "" if raft is None else f" (raft leader: {raft.name})"
-            self.note(f"SIGSTOP etcd {names} for {p['dur']}s{lost}{raft_note}")
+            raft_note = "" if raft is None else f" ({self.leader_word}: {raft.name})"
+            self.note(f"SIGSTOP {self.store_name} {names} for {p['dur']}s{lost}{raft_note}")
         return True
 
     def resume_member(self, m):
@@ -235,7 +244,7 @@ class EtcdScenario(Scenario):
         elif how == "killed":
             m.start()
         if how:
-            self.note(f"etcd {m.name} {'SIGCONT' if how == 'stopped' else 'started'}")
+            self.note(f"{self.store_name} {m.name} {'SIGCONT' if how == 'stopped' else 'started'}")
 
     def heal_api(self):
         """No partition, latency or paused or dead member left; healed once every member
@@ -251,8 +260,12 @@ class EtcdScenario(Scenario):
             self.resume_member(m)
         t = time.time()
         for m in self.members:
-            m.wait_healthy()
+            self.wait_member(m)
         self.member_heal = time.time() - t
+
+    def wait_member(self, m):
+        """Until the member serves (etcd: /health, a raft leader and a linearizable read)."""
+        m.wait_healthy()
 
     def teardown(self):
         super().teardown()
@@ -354,7 +367,7 @@ class EtcdScenario(Scenario):
     def dump_observations(self, path):
         """The samples and the releases, for `run --recheck PATH` (no store history)."""
         Path(path).write_text(json.dumps({
-            "scenario": self.k, "t0": self.t0, "store": "etcd", "history_gap": True,
+            "scenario": self.k, "t0": self.t0, "store": self.store_name, "history_gap": True,
             "records": [], "releases": [[i, t, r] for (i, t), r in self.releases().items()],
             "incarnations": [{"label": inc.label, "identity": inc.identity, "rate": inc.rate,
                               "ended_by": inc.ended_by, "samples": inc.samples}

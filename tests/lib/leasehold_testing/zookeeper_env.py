@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .checks import check, wait_for
+from .incarnation import Incarnated, clock_rate_env
 from .member_process import MemberProcess
 from .ports import free_port
 from .sidecar import Sidecar
@@ -210,6 +211,14 @@ class ZooKeeperEnv(SidecarHost):
         """The election's path as the servers see it (chroot included)."""
         return f"{self.chroot}/{self.lease}"
 
+    def server_version(self):
+        """The members' version as `srvr` says it ("3.8.0"), "" when none answers."""
+        for m in self.members:
+            for line in four_letter(m.port, "srvr").splitlines():
+                if line.startswith("Zookeeper version: "):
+                    return line[len("Zookeeper version: "):].split("-")[0].strip()
+        return ""
+
     def leader_member(self):
         """The member that leads the ensemble (or the standalone one), None while none does."""
         for m in self.members:
@@ -298,6 +307,18 @@ class ZooKeeperSidecar(Sidecar):
                      "--http-address", f"127.0.0.1:{self.port}",
                      "--probe-address", f"127.0.0.1:{self.probe_port}",
                      "--log-format", "json", *(timings or TIMINGS), *extra_args]
+
+
+class ZooKeeperIncarnation(Incarnated, ZooKeeperSidecar):
+    """One `leasehold --store zookeeper` process of a chaos run (tests/chaos/zookeeper_scenario.py):
+    the chaos bookkeeping of incarnation.Incarnation on a ZooKeeperSidecar. `servers`: the
+    slot's own connect string, a proxy per member, so a fault through them hits this slot
+    alone; `client` names the slot in the scenario's notes."""
+
+    def __init__(self, env, slot, identity, gen, logdir, servers, rate=1.0):
+        super().__init__(env, identity, servers=servers, env_vars=clock_rate_env(rate),
+                         log_path=Path(logdir) / f"{identity}.g{gen}.log")
+        self.incarnate(slot, identity, gen, rate, f"replica-{slot}")
 
 
 KAZOO_ELECTION = r'''
