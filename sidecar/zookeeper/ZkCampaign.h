@@ -71,6 +71,10 @@ struct ZkCampaignConfig {
 // The node name's middle: kazoo's Lock._NODE_NAME.
 inline constexpr const char* kLockNodeName = "__lock__";
 
+// A child's sequence if it is a contender (kazoo's `__lock__(-?\d{10})$`), also its sort key
+// (kazoo sorts the contenders by it, as strings).
+std::optional<std::string> contenderSequence(const std::string& name);
+
 // 32 random hex digits, as kazoo's uuid.uuid4().hex.
 std::string randomNodePrefix();
 
