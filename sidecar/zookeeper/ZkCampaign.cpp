@@ -237,7 +237,7 @@ void ZkCampaign::onSession(const ZkSessionEvent& e) {
 // Which server a session is on, and when it moves or ends: what an operator needs to match
 // this process with the servers' own logs (`cons`, session ids in hex as ZooKeeper prints them).
 void ZkCampaign::logSession(const ZkSessionEvent& e) const {
-  if (!logger_) return;
+  if (!logger_ || !config_.logSession) return;
   char id[20];
   std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(e.sessionId));
   switch (e.kind) {

@@ -66,6 +66,9 @@ struct ZkCampaignConfig {
   // clients (tickTime x (syncLimit + 1) of the servers' zoo.cfg). The session timeout must be
   // at least R + L + max(I, P).
   time::Duration serverLag{};
+  // Whether this campaign logs its session's events (with a logger): false for all but one of
+  // the campaigns that share a session (shard mode: ZkShardGroup's membership logs them once).
+  bool logSession = true;
 };
 
 // The node name's middle: kazoo's Lock._NODE_NAME.

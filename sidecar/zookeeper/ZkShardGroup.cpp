@@ -62,7 +62,9 @@ std::unique_ptr<election::Candidacy> ZkShardGroup::shardCandidacy(std::size_t sh
   campaignClients_.push_back(shared_.share());
   return std::make_unique<ZkCampaign>(
       clock_, *campaignClients_.back(),
-      ZkCampaignConfig{config_.identity, shardPath(shard), config_.timings, config_.serverLag},
+      // The session is the membership's to log (once, not once per shard).
+      ZkCampaignConfig{config_.identity, shardPath(shard), config_.timings, config_.serverLag,
+                       /*logSession=*/false},
       newUuid_, &logger_);
 }
 
