@@ -336,8 +336,10 @@ def shard_layout(env, sidecars):
 def test_shards(zk):
     """--shards 8, 3 replicas: balanced and disjoint, the group /<lease> in kazoo's layout (one
     member node each under /<lease>/members; kazoo's Election("/<lease>/shards/i").contenders()
-    names shard i's owner only, its node's czxid the token); kill -9 of one: its shards are taken
-    only once its session can have expired, then balanced over the two. Every replica's /shards
+    names shard i's owner only, its node's czxid the token); a 4th joins: only surplus moves, all
+    to it; SIGTERM of one: it exits 0, its nodes are gone and the 3 others balance at once;
+    kill -9 of another: its shards are taken only once its session can have expired, then
+    balanced over the two. Every replica's /shards
     sampled throughout: no shard claimed twice, tokens up every term."""
     group = [zk.sidecar(f"replica-{i}", extra_args=["--shards", str(SHARDS)]) for i in range(3)]
     with ShardObserver(list(group)) as obs:
@@ -350,6 +352,30 @@ def test_shards(zk):
         layout = shard_layout(zk, group)
         log(f"kazoo: members {layout['members']}, contenders "
             f"{[sh['contenders'] for sh in layout['shards']]}")
+
+        newcomer = zk.sidecar("replica-3", extra_args=["--shards", str(SHARDS)])
+        obs.add(newcomer)
+        t0 = time.monotonic()
+        newcomer.start(wait=False)
+        group.append(newcomer)
+        after = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        moved = sorted(i for i in range(SHARDS) if before[i] != after[i])
+        log(f"a 4th joined: balanced {time.monotonic() - t0:.2f}s later, moved {moved}")
+        check(moved and all(after[i] == newcomer.name for i in moved),
+              f"only surplus moved, all to the newcomer: {moved}")
+        shard_layout(zk, group)
+
+        leaving = group.pop(0)
+        t0 = time.monotonic()
+        leaving.signal(signal.SIGTERM)
+        wait_for(f"{leaving.name} to exit", lambda: not leaving.alive(), R + slack(3))
+        code = leaving.reap()
+        before = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        log(f"SIGTERM: exit {code}, the 3 others balanced {time.monotonic() - t0:.2f}s after "
+            "the signal")
+        check(code == 0, f"the leaving replica exits 0: {code}")
+        # Its nodes went with it (deleted, and its session closed): kazoo sees the 3 others only.
+        shard_layout(zk, group)
 
         victim = group.pop(0)
         its = sorted(i for i, o in before.items() if o == victim.name)
