@@ -2,7 +2,8 @@
 (Debian's, leasehold_testing.zookeeper_env): kazoo's layout seen through kazoo, kazoo's Election
 and leasehold's candidates taking turns on one path, a session expired under SIGSTOP, a member
 killed under the leader's session, the quorum lost, bad input, and shard mode (--shards 8: the
-group /<lease>, its members and each shard's election in kazoo's layout). What every store does (the
+group /<lease>, its members and each shard's election in kazoo's layout; a member killed under
+a replica's one session moves no shard). What every store does (the
 first leader, kill -9, SIGTERM, SIGSTOP, partition) is the conformance suite's.
 
     LEASEHOLD_BIN=build/release/sidecar/leasehold PYTHONPATH=tests/lib \\
@@ -401,3 +402,33 @@ def test_shards(zk):
     terms = obs.check_safety()
     log(f"/shards: {len(obs.samples)} samples, {terms} terms, no shard claimed twice, tokens up "
         "every term")
+
+
+def test_shards_member_killed(zk3):
+    """3 members; 3 replicas x 8 shards. kill -9 of the member the first replica's session is
+    on (the whole replica's group, membership and every shard, is that one session): its client
+    moves to another member with the same session, no shard moves and every owner keeps its
+    token (the nodes lived); /shards sampled throughout."""
+    group = [zk3.sidecar(f"replica-{i}", extra_args=["--shards", str(SHARDS)]) for i in range(3)]
+    with ShardObserver(list(group)) as obs:
+        for s in group:
+            s.start(wait=False)
+        owners = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        tokens = {(s.name, o["shard"], o["fencingToken"]) for s in group
+                  for o in shards_of(s)["owned"]}
+        server = session_server(group[0], slack(5))
+        member = next(m for m in zk3.members if m.address == server)
+        log(f"{group[0].name}'s session is on {member.name} ({member.mode()}); owners {owners}")
+        t0 = time.monotonic()
+        member.kill()
+        time.sleep(R)
+        after = wait_balanced(group, SHARDS, timeout=SESSION + SHARDS_SETTLED)
+        wait_for("every owner claiming its shards with the same tokens again",
+                 lambda: {(s.name, o["shard"], o["fencingToken"]) for s in group
+                          for o in shards_of(s)["owned"]} == tokens, SESSION + slack(5))
+        log(f"the same owners and tokens {time.monotonic() - t0:.2f}s after the kill")
+        check(after == owners, f"no shard moved: {owners} -> {after}")
+        check(session_server(group[0], slack(1)) != server, "the session moved")
+    terms = obs.check_safety()
+    log(f"/shards: {len(obs.samples)} samples, {terms} terms")
+    check(terms == SHARDS, f"one term per shard throughout, none new: {terms}")
