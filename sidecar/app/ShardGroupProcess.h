@@ -5,8 +5,8 @@
 // the shard metrics, and SIGTERM/SIGINT starting ShardMode::shutdown. In run mode
 // (leasehold run --shards N -- CMD) every shard's Sidecar supervises one command (lock::RunMode
 // with shard::shardCommands). The store's process (app/ShardProcess on Kubernetes Leases,
-// app/EtcdProcess on etcd) builds the group and hands it here; app/LockProcess is the
-// counterpart for one lock.
+// app/EtcdProcess on etcd, app/ZooKeeperProcess on ZooKeeper) builds the group and hands it
+// here; app/LockProcess is the counterpart for one lock.
 #include <functional>
 #include <memory>
 

@@ -6,12 +6,14 @@
 #include <string>
 
 #include "app/LockProcess.h"
+#include "app/ShardGroupProcess.h"
 #include "app/StartupFile.h"
 #include "app/StatusFilePorts.h"
 #include "net/WorkerHostResolver.h"
 #include "zookeeper/ZNodeLockName.h"
 #include "zookeeper/ZkCampaign.h"
 #include "zookeeper/ZkSession.h"
+#include "zookeeper/ZkShardGroup.h"
 
 namespace leasehold::app {
 
@@ -46,10 +48,25 @@ int runZooKeeperProcess(const config::Config& cfg, const log::Logger& logger) {
 
   const log::Fields starting{
       {"store", "zookeeper"},
-      {"election", "/" + cfg.leaseName},
+      {cfg.shards > 0 ? "group" : "election", "/" + cfg.leaseName},
       {"servers", cfg.zkServers},
       {"sessionTimeout", time::formatDuration(config::zkSessionTimeoutOf(cfg))},
       {"user", cfg.zkUser.empty() ? "(none)" : cfg.zkUser}};
+  if (cfg.shards > 0) {
+    // One session for the whole group (the member's liveness): ZkShardGroup shares it between
+    // its membership, its view and every shard's campaign, and opens it once.
+    ShardStore store;
+    store.group = std::make_unique<zookeeper::ZkShardGroup>(
+        rt.clock, session,
+        zookeeper::ZkShardGroupConfig{cfg.identity, cfg.leaseName, cfg.shards, cfg.timings,
+                                      cfg.zkServerLag},
+        logger);
+    store.answered = [&session] { return session.answered(); };
+    store.shutdown = [&session] { session.close([] {}); };
+    store.starting = starting;
+    return serveShards(rt, cfg, std::move(store), logger);
+  }
+
   lock::SidecarConfig sidecarConfig{{election::Identity{cfg.identity}, cfg.timings},
                                     zookeeper::znodeLockName(cfg.leaseName),
                                     cfg.releaseCooldown};

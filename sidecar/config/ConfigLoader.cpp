@@ -207,7 +207,8 @@ const std::vector<Setting>& settings() {
        "Print the effective configuration as YAML and exit", boolean(&Config::printConfig)},
       {"shards", "shards", ValueKind::Text, "N",
        "Shard mode: N shard locks (1-1024), the Leases NAME-0 .. NAME-(N-1) (with --store etcd "
-       "the elections NAME/shards/0 .. NAME/shards/(N-1)), balanced over the replicas that run "
+       "the elections NAME/shards/0 .. NAME/shards/(N-1); with --store zookeeper the elections "
+       "/NAME/shards/0 .. /NAME/shards/(N-1)), balanced over the replicas that run "
        "with the same --lease-name; GET /shards says which this replica owns (default: off)",
        [](Config& c, const std::string& value) -> std::optional<std::string> {
          std::size_t n = 0;
@@ -609,10 +610,6 @@ void validate(const Config& config, const std::map<std::string, std::string>& or
     }
     if (!unparsed.contains("zk-server-lag") && config.zkServerLag < time::Duration::zero()) {
       problems.push_back(name("zk-server-lag") + ": must not be negative");
-    }
-    if (config.shards > 0) {
-      problems.push_back(name("shards") + " is not built on " + name("store") +
-                         " zookeeper yet (one election per process)");
     }
     if (!unparsed.contains("zk-session-timeout") && !unparsed.contains("zk-server-lag") &&
         timingsParsed) {

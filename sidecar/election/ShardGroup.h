@@ -3,7 +3,9 @@
 // shard::ShardMode needs from wherever the group lives, so that ShardMode, the assignment and
 // /shards are written once. kube::LeaseShardGroup keeps the group in Kubernetes Leases
 // (NAME-i, NAME-member-<hash>, one label-selected watch); etcd::EtcdShardGroup in etcd, under
-// the election's prefix (NAME/shards/i elections, NAME/members keys, one prefix watch).
+// the election's prefix (NAME/shards/i elections, NAME/members keys, one prefix watch);
+// zookeeper::ZkShardGroup in ZooKeeper, under /NAME (/NAME/shards/i elections in kazoo's layout,
+// /NAME/members ephemeral nodes, child watches, one session).
 //
 // A group store decides nothing: it runs this member's membership, builds each shard's
 // election::Candidacy, and says who is live and who owns each shard as this member observes
@@ -38,7 +40,7 @@ class ShardGroup {
 
   virtual std::size_t shards() const = 0;
   // Shard i's lock as people and the status API name it (the Lease "work-3" in its namespace;
-  // the election "work/shards/3" on etcd).
+  // the election "work/shards/3" on etcd, and on ZooKeeper, whose path is /work/shards/3).
   virtual LockName shardName(std::size_t shard) const = 0;
   // Shard i's candidacy; asked once per shard, before start().
   virtual std::unique_ptr<election::Candidacy> shardCandidacy(std::size_t shard) = 0;

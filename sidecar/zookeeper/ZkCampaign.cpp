@@ -19,24 +19,6 @@ using election::ElectorEvent;
 
 namespace {
 
-// kazoo's Lock._contenders_re, `(?:__lock__)(-?\d{10})$` searched in the name: the captured
-// sequence, which is also the sort key (kazoo sorts by the captured group, as strings).
-std::optional<std::string> contenderSequence(const std::string& name) {
-  static const std::string lock = kLockNodeName;
-  if (name.size() < 10) return std::nullopt;
-  const std::size_t digits = name.size() - 10;
-  for (std::size_t i = digits; i < name.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::nullopt;
-  }
-  const auto lockEndsAt = [&](std::size_t end) {
-    return end >= lock.size() && name.compare(end - lock.size(), lock.size(), lock) == 0;
-  };
-  if (lockEndsAt(digits)) return name.substr(digits);
-  if (digits >= 1 && name[digits - 1] == '-' && lockEndsAt(digits - 1))
-    return name.substr(digits - 1);
-  return std::nullopt;
-}
-
 std::string basename(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -59,6 +41,24 @@ std::string describe(const ZkResult& r) {
 }
 
 }  // namespace
+
+// kazoo's Lock._contenders_re, `(?:__lock__)(-?\d{10})$` searched in the name: the captured
+// sequence, which is also the sort key (kazoo sorts by the captured group, as strings).
+std::optional<std::string> contenderSequence(const std::string& name) {
+  static const std::string lock = kLockNodeName;
+  if (name.size() < 10) return std::nullopt;
+  const std::size_t digits = name.size() - 10;
+  for (std::size_t i = digits; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::nullopt;
+  }
+  const auto lockEndsAt = [&](std::size_t end) {
+    return end >= lock.size() && name.compare(end - lock.size(), lock.size(), lock) == 0;
+  };
+  if (lockEndsAt(digits)) return name.substr(digits);
+  if (digits >= 1 && name[digits - 1] == '-' && lockEndsAt(digits - 1))
+    return name.substr(digits - 1);
+  return std::nullopt;
+}
 
 std::string randomNodePrefix() {
   static thread_local std::mt19937_64 random{std::random_device{}()};
@@ -237,7 +237,7 @@ void ZkCampaign::onSession(const ZkSessionEvent& e) {
 // Which server a session is on, and when it moves or ends: what an operator needs to match
 // this process with the servers' own logs (`cons`, session ids in hex as ZooKeeper prints them).
 void ZkCampaign::logSession(const ZkSessionEvent& e) const {
-  if (!logger_) return;
+  if (!logger_ || !config_.logSession) return;
   char id[20];
   std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(e.sessionId));
   switch (e.kind) {

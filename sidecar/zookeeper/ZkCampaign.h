@@ -66,10 +66,17 @@ struct ZkCampaignConfig {
   // clients (tickTime x (syncLimit + 1) of the servers' zoo.cfg). The session timeout must be
   // at least R + L + max(I, P).
   time::Duration serverLag{};
+  // Whether this campaign logs its session's events (with a logger): false for all but one of
+  // the campaigns that share a session (shard mode: ZkShardGroup's membership logs them once).
+  bool logSession = true;
 };
 
 // The node name's middle: kazoo's Lock._NODE_NAME.
 inline constexpr const char* kLockNodeName = "__lock__";
+
+// A child's sequence if it is a contender (kazoo's `__lock__(-?\d{10})$`), also its sort key
+// (kazoo sorts the contenders by it, as strings).
+std::optional<std::string> contenderSequence(const std::string& name);
 
 // 32 random hex digits, as kazoo's uuid.uuid4().hex.
 std::string randomNodePrefix();

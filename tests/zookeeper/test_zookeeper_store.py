@@ -1,7 +1,9 @@
 """The ZooKeeper store's own scenarios (`leasehold --store zookeeper`) on real ZooKeeper 3.8.0
 (Debian's, leasehold_testing.zookeeper_env): kazoo's layout seen through kazoo, kazoo's Election
 and leasehold's candidates taking turns on one path, a session expired under SIGSTOP, a member
-killed under the leader's session, the quorum lost, and bad input. What every store does (the
+killed under the leader's session, the quorum lost, bad input, and shard mode (--shards 8: the
+group /<lease>, its members and each shard's election in kazoo's layout; a member killed under
+a replica's one session moves no shard). What every store does (the
 first leader, kill -9, SIGTERM, SIGSTOP, partition) is the conformance suite's.
 
     LEASEHOLD_BIN=build/release/sidecar/leasehold PYTHONPATH=tests/lib \\
@@ -15,6 +17,9 @@ import time
 
 from leasehold_testing import D, P, R, Observer, check, log, the_leader, wait_for
 from leasehold_testing.ports import free_port
+from leasehold_testing.shard_sampler import (ShardObserver, balance_problem, shards_of,
+                                             wait_balanced)
+from leasehold_testing.shard_sampler import owners as shard_owners
 from leasehold_testing.timings import slack
 from leasehold_testing.zookeeper_env import SERVER_LAG, SESSION, TICK
 
@@ -292,3 +297,138 @@ def test_wire_client_on_a_real_server(zk_tls):
     log(out.stdout[-3000:])
     check(out.returncode == 0, f"ZkRealServerTest failed: {out.stdout[-2000:]}{out.stderr[-500:]}")
     check("SKIPPED" not in out.stdout, "no check skipped")
+
+
+# ---- shards: --shards N on ZooKeeper --------------------------------------------------------
+SHARDS = 8
+# A start or a join: no expiry to wait for (P for a cold start); the slack is for 3 sidecars
+# starting and each move's drop, delete, create and read on 2 shared cores.
+SHARDS_SETTLED = P + D + slack(7)
+
+
+def shard_layout(env, sidecars):
+    """What kazoo sees: the identities under /<lease>/members, and each shard's election
+    /<lease>/shards/i as kazoo's Election(...).contenders() names it; checked against /shards:
+    one contender per shard, its owner, whose node's czxid is the token."""
+    out = env.kazoo(
+        "import re\n"
+        f"root = {env.lease_path()!r}\n"
+        f"n = {SHARDS}\n"
+        "members = sorted(zk.get(root + '/members/' + c)[0].decode()\n"
+        "                 for c in zk.get_children(root + '/members'))\n"
+        "shards = []\n"
+        "for i in range(n):\n"
+        "    p = root + '/shards/' + str(i)\n"
+        "    found = [c for c in zk.get_children(p) if re.search(r'__lock__(-?\\d{10})$', c)]\n"
+        "    found.sort(key=lambda c: re.search(r'__lock__(-?\\d{10})$', c).group(1))\n"
+        "    czxids = [zk.get(p + '/' + c)[1].czxid for c in found]\n"
+        "    shards.append({'contenders': zk.Election(p).contenders(), 'czxids': czxids})\n"
+        "print(json.dumps({'members': members, 'shards': shards}))\n")
+    tokens = {o["shard"]: (s.name, o["fencingToken"]) for s in sidecars
+              for o in shards_of(s)["owned"]}
+    check(out["members"] == sorted(s.name for s in sidecars),
+          f"one member node per replica, its identity as data: {out['members']}")
+    for i, sh in enumerate(out["shards"]):
+        check(sh["contenders"] == [tokens[i][0]] and sh["czxids"] == [tokens[i][1]],
+              f"shard {i}: kazoo's contenders {sh}, /shards {tokens.get(i)}")
+    return out
+
+
+def test_shards(zk):
+    """--shards 8, 3 replicas: balanced and disjoint, the group /<lease> in kazoo's layout (one
+    member node each under /<lease>/members; kazoo's Election("/<lease>/shards/i").contenders()
+    names shard i's owner only, its node's czxid the token); a 4th joins: only surplus moves, all
+    to it; SIGTERM of one: it exits 0, its nodes are gone and the 3 others balance at once;
+    kill -9 of another: its shards are taken only once its session can have expired, then
+    balanced over the two. Every replica's /shards
+    sampled throughout: no shard claimed twice, tokens up every term."""
+    group = [zk.sidecar(f"replica-{i}", extra_args=["--shards", str(SHARDS)]) for i in range(3)]
+    with ShardObserver(list(group)) as obs:
+        t0 = time.monotonic()
+        for s in group:
+            s.start(wait=False)
+        before = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        log(f"3 replicas x {SHARDS} shards balanced {time.monotonic() - t0:.2f}s after start: "
+            f"{before}")
+        layout = shard_layout(zk, group)
+        log(f"kazoo: members {layout['members']}, contenders "
+            f"{[sh['contenders'] for sh in layout['shards']]}")
+
+        newcomer = zk.sidecar("replica-3", extra_args=["--shards", str(SHARDS)])
+        obs.add(newcomer)
+        t0 = time.monotonic()
+        newcomer.start(wait=False)
+        group.append(newcomer)
+        after = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        moved = sorted(i for i in range(SHARDS) if before[i] != after[i])
+        log(f"a 4th joined: balanced {time.monotonic() - t0:.2f}s later, moved {moved}")
+        check(moved and all(after[i] == newcomer.name for i in moved),
+              f"only surplus moved, all to the newcomer: {moved}")
+        shard_layout(zk, group)
+
+        leaving = group.pop(0)
+        t0 = time.monotonic()
+        leaving.signal(signal.SIGTERM)
+        wait_for(f"{leaving.name} to exit", lambda: not leaving.alive(), R + slack(3))
+        code = leaving.reap()
+        before = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        log(f"SIGTERM: exit {code}, the 3 others balanced {time.monotonic() - t0:.2f}s after "
+            "the signal")
+        check(code == 0, f"the leaving replica exits 0: {code}")
+        # Its nodes went with it (deleted, and its session closed): kazoo sees the 3 others only.
+        shard_layout(zk, group)
+
+        victim = group.pop(0)
+        its = sorted(i for i, o in before.items() if o == victim.name)
+        victim.kill()
+        t_kill = time.monotonic()
+        first = None
+        while balance_problem(group, SHARDS) is not None or first is None:
+            now = time.monotonic() - t_kill
+            claimed, _ = shard_owners(group)
+            if first is None and any(claimed.get(i) for i in its):
+                first = now
+            check(now < EXPIRY_TAKEOVER + SHARDS_SETTLED,
+                  f"not balanced {now:.1f}s after the kill: {balance_problem(group, SHARDS)}")
+            time.sleep(0.02)
+        log(f"kill -9: its shards {its} first claimed by another {first:.2f}s after the kill, "
+            f"balanced over 2 at {time.monotonic() - t_kill:.2f}s")
+        # Its session was last heard of up to a third of the session timeout before the kill
+        # (the client's pings); the servers expire it SESSION after that.
+        check(first >= SESSION * 2 / 3 - 0.1,
+              f"taken before its session could expire: {first:.2f}s")
+        time.sleep(P)
+        shard_layout(zk, group)
+    terms = obs.check_safety()
+    log(f"/shards: {len(obs.samples)} samples, {terms} terms, no shard claimed twice, tokens up "
+        "every term")
+
+
+def test_shards_member_killed(zk3):
+    """3 members; 3 replicas x 8 shards. kill -9 of the member the first replica's session is
+    on (the whole replica's group, membership and every shard, is that one session): its client
+    moves to another member with the same session, no shard moves and every owner keeps its
+    token (the nodes lived); /shards sampled throughout."""
+    group = [zk3.sidecar(f"replica-{i}", extra_args=["--shards", str(SHARDS)]) for i in range(3)]
+    with ShardObserver(list(group)) as obs:
+        for s in group:
+            s.start(wait=False)
+        owners = wait_balanced(group, SHARDS, timeout=SHARDS_SETTLED)
+        tokens = {(s.name, o["shard"], o["fencingToken"]) for s in group
+                  for o in shards_of(s)["owned"]}
+        server = session_server(group[0], slack(5))
+        member = next(m for m in zk3.members if m.address == server)
+        log(f"{group[0].name}'s session is on {member.name} ({member.mode()}); owners {owners}")
+        t0 = time.monotonic()
+        member.kill()
+        time.sleep(R)
+        after = wait_balanced(group, SHARDS, timeout=SESSION + SHARDS_SETTLED)
+        wait_for("every owner claiming its shards with the same tokens again",
+                 lambda: {(s.name, o["shard"], o["fencingToken"]) for s in group
+                          for o in shards_of(s)["owned"]} == tokens, SESSION + slack(5))
+        log(f"the same owners and tokens {time.monotonic() - t0:.2f}s after the kill")
+        check(after == owners, f"no shard moved: {owners} -> {after}")
+        check(session_server(group[0], slack(1)) != server, "the session moved")
+    terms = obs.check_safety()
+    log(f"/shards: {len(obs.samples)} samples, {terms} terms")
+    check(terms == SHARDS, f"one term per shard throughout, none new: {terms}")

@@ -2,7 +2,7 @@
 // path but never a password, the effective session timeout), and what is refused, naming the
 // flag: no servers, a session timeout shorter than R + --zk-server-lag, a path ZooKeeper would
 // refuse or keeps for itself, a certificate without its key, a user without a password file,
-// Kubernetes-only settings, --shards (not built on ZooKeeper yet), ZooKeeper settings without it.
+// Kubernetes-only settings, ZooKeeper settings without it. --shards on ZooKeeper (the group /NAME).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -54,6 +54,14 @@ TEST_F(ConfigLoaderTest, ZooKeeperFromEnvironment) {
   EXPECT_EQ(zkSessionTimeoutOf(c), 30s);
 }
 
+TEST_F(ConfigLoaderTest, ZooKeeperShardsAreAccepted) {
+  const auto c = loaded(zkWith({"--shards", "8", "--shard-drain", "1s"}));
+  EXPECT_EQ(c.store, Store::ZooKeeper);
+  EXPECT_EQ(c.shards, 8u);
+  EXPECT_EQ(c.shardDrain, 1s);
+  EXPECT_THAT(ConfigPrinter::print(c), HasSubstr("shards: 8"));
+}
+
 struct Refused {
   const char* name;
   std::vector<std::string> args;
@@ -84,7 +92,7 @@ const Refused kRefused[] = {
     {"KubernetesOnly",
      zkWith({"--kubeconfig", "/k", "--fast-failover"}),
      {"--store zookeeper cannot be used with --kubeconfig, --fast-failover (Kubernetes only)"}},
-    {"Shards", zkWith({"--shards", "4"}), {"--shards is not built on --store zookeeper yet"}},
+    {"ShardsWithPodLabel", zkWith({"--shards", "4", "--pod-label", "leader"}), {"--pod-label"}},
     {"ZooKeeperSettingWithoutZooKeeper",
      {"--lease-name", "a", "--zk-servers", "z:2181"},
      {"--zk-servers: only with --store zookeeper"}},
